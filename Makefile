@@ -1,0 +1,28 @@
+# The two commands of the README. Both create .venv on first use.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+# Install, load the bundled investigation (sgl-project/sglang#30433) into
+# ./kb.sqlite, and print its report.
+demo: $(VENV)/.installed-test
+	$(BIN)/triage import examples/kimik26-disagg.runs.jsonl
+	$(BIN)/triage report --pr 30433 --format text
+
+# Install with the test extras and run the whole suite (PostgreSQL tests use
+# the local server; .ci/run starts it when it is down).
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) kb.sqlite
