@@ -1,0 +1,179 @@
+"""The knowledge base: SQLModel tables for the linked triage records.
+
+Definitions (hypotheses, recipes, rules, bisects, signatures, extractors) come
+from rule files and keep their whole validated definition in a ``spec`` JSON
+column next to the columns that queries use.  Runs come from ``add-run``,
+imports and the bot.  Evidence is what the engine derived; rows are retired,
+never deleted, so the history of a hypothesis's status stays visible.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Optional
+
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+SCHEMA_VERSION = 1
+
+
+def _json(**kw: Any) -> Any:
+    return Field(default_factory=dict, sa_column=Column(JSON, nullable=False), **kw)
+
+
+def _json_list() -> Any:
+    return Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class Meta(SQLModel, table=True):
+    """Key/value facts about the knowledge base itself (schema version)."""
+
+    key: str = Field(primary_key=True)
+    value: str
+
+
+class RuleSource(SQLModel, table=True):
+    """A rule file as last loaded, so an unchanged file is not loaded again."""
+
+    path: str = Field(primary_key=True)
+    sha256: str
+    loaded_at: datetime
+
+
+class Investigation(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("repo", "pr", name="uq_investigation_repo_pr"),)
+
+    id: str = Field(primary_key=True)
+    repo: str = Field(index=True)
+    pr: int = Field(index=True)
+    title: str
+    metric: str
+    direction: str = "higher"
+    gate: Optional[float] = None
+    source: str = ""
+    spec: dict = _json()
+
+
+class Run(SQLModel, table=True):
+    """One CI run (or one leg of it): identity is run id + config."""
+
+    __table_args__ = (
+        UniqueConstraint("investigation_id", "run_id", "config", name="uq_run_identity"),
+        Index("ix_run_investigation_config", "investigation_id", "config"),
+        Index("ix_run_investigation_updated", "investigation_id", "updated_at"),
+    )
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id")
+    run_id: str
+    config: str
+    status: str
+    metrics: dict = _json()  # name -> {"value": float, "n": int | None}
+    provenance: dict = _json()  # free key/values: sha, image, branch, ...
+    url: Optional[str] = None
+    time: Optional[datetime] = None
+    note: Optional[str] = None
+    log_excerpt: Optional[str] = None
+    signature_id: Optional[str] = None
+    signature_line: Optional[str] = None
+    excluded: bool = False
+    excluded_reason: Optional[str] = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Hypothesis(SQLModel, table=True):
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    id: str = Field(primary_key=True)
+    title: str
+    parent: Optional[str] = None
+    position: int = 0
+    status: str = "open"  # derived by the engine, stored for queries and history
+    spec: dict = _json()
+
+
+class Recipe(SQLModel, table=True):
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    id: str = Field(primary_key=True)
+    position: int = 0
+    spec: dict = _json()
+
+
+class Rule(SQLModel, table=True):
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    id: str = Field(primary_key=True)
+    hypothesis_id: str
+    position: int = 0
+    spec: dict = _json()
+
+
+class ManualEvidence(SQLModel, table=True):
+    """Evidence that is no run (a code reading, a config diff), with its author."""
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True)
+    hypothesis_id: str
+    verdict: str
+    reason: str
+    author: Optional[str] = None
+    runs: list = _json_list()
+    source: str = "rules"  # "rules" (from a rule file) or "cli"
+    created_at: datetime
+
+
+class Bisect(SQLModel, table=True):
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    id: str = Field(primary_key=True)
+    position: int = 0
+    spec: dict = _json()
+
+
+class Signature(SQLModel, table=True):
+    id: str = Field(primary_key=True)
+    kind: str  # the signature's class: setup-error, infra, oom, known-bug, crash
+    source: str = ""
+    spec: dict = _json()
+
+
+class Evidence(SQLModel, table=True):
+    """A verdict the engine derived for a hypothesis from run(s) and a rule.
+
+    ``retired_at`` is set when a later evaluation no longer derives it; the
+    row stays, so the report can show how a status came about.
+    """
+
+    __table_args__ = (Index("ix_evidence_active", "investigation_id", "retired_at"),)
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id")
+    hypothesis_id: str
+    rule_id: str
+    verdict: str
+    reason: str
+    runs: list = _json_list()  # ["run_id/config", ...]
+    flags: list = _json_list()  # "manual", "confounded", "superseded", ...
+    key: str  # stable identity of the derivation, to tell new from unchanged
+    created_at: datetime
+    retired_at: Optional[datetime] = None
+
+
+class StatusChange(SQLModel, table=True):
+    """One change of a hypothesis's derived status, as evaluations saw it."""
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True)
+    hypothesis_id: str
+    previous: Optional[str] = None
+    status: str
+    at: datetime
+
+
+class Post(SQLModel, table=True):
+    """A report posted to GitHub (for ``--since last-post``)."""
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True)
+    url: Optional[str] = None
+    action: str
+    at: datetime

@@ -1,0 +1,436 @@
+"""Engine, sessions and every query the commands use.
+
+The default database is ``kb.sqlite`` in the current directory; ``--db`` or
+``TRIAGE_DB`` take any SQLAlchemy URL (``postgresql+psycopg://…`` for a team).
+Writes happen in one transaction per command: an error leaves the knowledge
+base as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional, Sequence
+
+from sqlalchemy import event, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlmodel import Session, SQLModel, create_engine
+
+from triage.errors import InputError, RuntimeFailure
+from triage.kb import models as m
+
+DEFAULT_DB = "kb.sqlite"
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def resolve_url(db: Optional[str]) -> str:
+    """A SQLAlchemy URL from ``--db``/``TRIAGE_DB``; a bare path means SQLite."""
+    value = db or os.environ.get("TRIAGE_DB") or DEFAULT_DB
+    if "://" in value:
+        if value.startswith("sqlite:///") and not value.startswith("sqlite:////") and ":memory:" not in value:
+            value = "sqlite:///" + str(Path(value[len("sqlite:///"):]).resolve())
+        return value
+    return f"sqlite:///{Path(value).resolve()}"
+
+
+_engines: dict[str, Engine] = {}
+
+
+def get_engine(url: str) -> Engine:
+    if url in _engines:
+        return _engines[url]
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"timeout": 30})
+
+            @event.listens_for(engine, "connect")
+            def _pragmas(dbapi_conn: Any, _: Any) -> None:
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA foreign_keys=ON")
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.close()
+
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+    except (ArgumentError, NoSuchModuleError) as e:
+        raise InputError(f"--db: not a database URL SQLAlchemy can use: {url} ({e.__class__.__name__})") from None
+    except ModuleNotFoundError as e:
+        raise InputError(f"--db: the driver for {url.split('://')[0]} is not installed ({e.name}); "
+                         "for PostgreSQL: pip install 'triage[postgres]'") from None
+    try:
+        SQLModel.metadata.create_all(engine)
+        with Session(engine) as s:
+            meta = s.get(m.Meta, "schema_version")
+            if meta is None:
+                s.add(m.Meta(key="schema_version", value=str(m.SCHEMA_VERSION)))
+                s.commit()
+            elif meta.value != str(m.SCHEMA_VERSION):
+                raise RuntimeFailure(
+                    f"the knowledge base has schema version {meta.value}, this triage reads {m.SCHEMA_VERSION}"
+                )
+    except OperationalError as e:
+        raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {e.orig}") from None
+    _engines[url] = engine
+    return engine
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for messages."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<database>"
+
+
+@contextmanager
+def session(url: str) -> Iterator[Session]:
+    """A session that commits on success and rolls back on any error."""
+    with Session(get_engine(url), expire_on_commit=False) as s:
+        try:
+            yield s
+            s.commit()
+        except BaseException:
+            s.rollback()
+            raise
+
+
+# --------------------------------------------------------------------------
+# Rule files -> definitions
+
+
+def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
+    """Upsert the definitions of every rule file whose content changed.
+
+    Definitions of an investigation are replaced wholesale by its file (the
+    file is the source of truth); runs and evidence history are never touched.
+    Returns the paths that were (re)loaded.
+    """
+    loaded: list[str] = []
+    for f in ruleset.files:
+        key = str(Path(f.path).resolve())
+        src = s.get(m.RuleSource, key)
+        if src is not None and src.sha256 == f.sha256 and not force:
+            continue
+        _upsert_file(s, f)
+        if src is None:
+            s.add(m.RuleSource(path=key, sha256=f.sha256, loaded_at=now()))
+        else:
+            src.sha256, src.loaded_at = f.sha256, now()
+        loaded.append(f.path)
+    s.flush()
+    return loaded
+
+
+def _dump(model: Any) -> dict:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
+
+
+def _upsert_file(s: Session, f: Any) -> None:
+    spec = f.spec
+    for sig in spec.signatures:
+        row = s.get(m.Signature, sig.id)
+        if row is None:
+            s.add(m.Signature(id=sig.id, kind=sig.cls, source=f.path, spec=_dump(sig)))
+        else:
+            row.kind, row.source, row.spec = sig.cls, f.path, _dump(sig)
+    inv = spec.investigation
+    if inv is None:
+        if spec.extractors:
+            _meta_put(s, f"extractors:{f.path}", spec.extractors)
+        return
+    clash = s.execute(select(m.Investigation).where(m.Investigation.repo == inv.repo, m.Investigation.pr == inv.pr)).scalars().first()
+    if clash is not None and clash.id != inv.id:
+        raise InputError(
+            f"{f.path}: {inv.repo}#{inv.pr} already belongs to investigation {clash.id!r} in the knowledge base"
+        )
+    row = s.get(m.Investigation, inv.id)
+    inv_spec = _dump(inv) | {"extractors": [_dump(x) for x in spec.extractors]}
+    fields = dict(repo=inv.repo, pr=inv.pr, title=inv.title, metric=inv.metric, direction=inv.direction,
+                  gate=inv.gate, source=f.path, spec=inv_spec)
+    if row is None:
+        s.add(m.Investigation(id=inv.id, **fields))
+    else:
+        for k, v in fields.items():
+            setattr(row, k, v)
+    s.flush()
+    iid = inv.id
+    old_status = {h.id: h.status for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
+    for table in (m.Hypothesis, m.Recipe, m.Rule, m.Bisect):
+        for r in s.execute(select(table).where(table.investigation_id == iid)).scalars().all():
+            s.delete(r)
+    for r in s.execute(select(m.ManualEvidence).where(m.ManualEvidence.investigation_id == iid, m.ManualEvidence.source == "rules")).scalars().all():
+        s.delete(r)
+    s.flush()
+    for i, h in enumerate(spec.hypotheses):
+        s.add(m.Hypothesis(investigation_id=iid, id=h.id, title=h.title, parent=h.parent, position=i,
+                           status=old_status.get(h.id, "open"), spec=_dump(h)))
+    for i, r in enumerate(spec.recipes):
+        s.add(m.Recipe(investigation_id=iid, id=r.id, position=i, spec=_dump(r)))
+    for i, r in enumerate(spec.rules):
+        s.add(m.Rule(investigation_id=iid, id=r.id, hypothesis_id=r.hypothesis, position=i, spec=_dump(r)))
+    for i, b in enumerate(spec.bisects):
+        s.add(m.Bisect(investigation_id=iid, id=b.id, position=i, spec=_dump(b)))
+    for ev in spec.evidence:
+        s.add(m.ManualEvidence(investigation_id=iid, hypothesis_id=ev.hypothesis, verdict=ev.verdict, reason=ev.because,
+                               author=ev.author, runs=list(ev.runs), source="rules", created_at=now()))
+
+
+def _meta_put(s: Session, key: str, items: Sequence[Any]) -> None:
+    import json
+
+    value = json.dumps([_dump(x) for x in items], sort_keys=True)
+    row = s.get(m.Meta, key)
+    if row is None:
+        s.add(m.Meta(key=key, value=value))
+    else:
+        row.value = value
+
+
+# --------------------------------------------------------------------------
+# Investigations
+
+
+def find_investigation(s: Session, pr: Optional[int] = None, repo: Optional[str] = None,
+                       ident: Optional[str] = None) -> m.Investigation:
+    """The investigation a command names by ``--pr`` (and ``--repo``) or id."""
+    if ident is not None:
+        row = s.get(m.Investigation, ident)
+        if row is None:
+            raise InputError(f"no investigation {ident!r} in the knowledge base")
+        return row
+    q = select(m.Investigation)
+    if pr is not None:
+        q = q.where(m.Investigation.pr == pr)
+    if repo is not None:
+        q = q.where(m.Investigation.repo == repo)
+    rows = s.execute(q.order_by(m.Investigation.id)).scalars().all()
+    if not rows:
+        what = " ".join(x for x in (repo and f"repo {repo}", pr is not None and f"PR {pr}") if x)
+        known = s.execute(select(m.Investigation).order_by(m.Investigation.id)).scalars().all()
+        hint = (" Known: " + ", ".join(f"{r.repo}#{r.pr}" for r in known) + ".") if known else \
+            " Load a rule file that defines it (rules/*.yaml, or --rules PATH)."
+        raise InputError(f"no investigation for {what or 'that selection'}.{hint}")
+    if len(rows) > 1:
+        raise InputError(f"PR {pr} names several investigations ({', '.join(r.repo for r in rows)}): add --repo")
+    return rows[0]
+
+
+def list_investigations(s: Session) -> list[m.Investigation]:
+    return list(s.execute(select(m.Investigation).order_by(m.Investigation.repo, m.Investigation.pr)).scalars())
+
+
+def load_bundle(s: Session, inv: m.Investigation) -> Any:
+    """Rebuild the engine's input for one investigation from the database."""
+    from triage.rules import schema
+    from triage.rules.engine import Investigation as Bundle
+    from triage.rules.engine import SignatureInfo
+
+    iid = inv.id
+
+    def rows(table: Any) -> list[Any]:
+        return list(s.execute(select(table).where(table.investigation_id == iid).order_by(table.position)).scalars())
+
+    spec_data = {k: v for k, v in inv.spec.items() if k != "extractors"}
+    sigs = {}
+    for row in s.execute(select(m.Signature)).scalars():
+        sp = row.spec
+        sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""))
+    manual = s.execute(select(m.ManualEvidence).where(m.ManualEvidence.investigation_id == iid).order_by(m.ManualEvidence.pk)).scalars()
+    return Bundle(
+        spec=schema.InvestigationSpec.model_validate(spec_data),
+        hypotheses=[schema.HypothesisSpec.model_validate(r.spec) for r in rows(m.Hypothesis)],
+        recipes=[schema.RecipeSpec.model_validate(r.spec) for r in rows(m.Recipe)],
+        rules=[schema.RuleSpec.model_validate(r.spec) for r in rows(m.Rule)],
+        evidence=[schema.ManualEvidenceSpec(hypothesis=e.hypothesis_id, verdict=e.verdict, because=e.reason,
+                                            author=e.author, runs=e.runs) for e in manual],
+        bisects=[schema.BisectSpec.model_validate(r.spec) for r in rows(m.Bisect)],
+        runs=[to_runrec(r) for r in runs_of(s, iid)],
+        signatures=sigs,
+    )
+
+
+def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
+    """Extractor definitions: the investigation's own, then shared ones."""
+    import json
+
+    out = list(inv.spec.get("extractors", []))
+    for row in s.execute(select(m.Meta).where(m.Meta.key.startswith("extractors:")).order_by(m.Meta.key)).scalars():
+        out += json.loads(row.value)
+    return out
+
+
+def signature_specs(s: Session) -> list[dict]:
+    return [row.spec for row in s.execute(select(m.Signature).order_by(m.Signature.id)).scalars()]
+
+
+# --------------------------------------------------------------------------
+# Runs
+
+
+def runs_of(s: Session, iid: str) -> list[m.Run]:
+    q = select(m.Run).where(m.Run.investigation_id == iid).order_by(m.Run.pk)
+    return list(s.execute(q).scalars())
+
+
+def to_runrec(r: m.Run) -> Any:
+    from triage.rules.engine import RunRec
+
+    return RunRec(
+        run_id=r.run_id,
+        config=r.config,
+        status=r.status,
+        metrics={k: (float(v["value"]), v.get("n")) for k, v in r.metrics.items()},
+        provenance={k: str(v) for k, v in r.provenance.items()},
+        url=r.url,
+        time=r.time.isoformat() if r.time else None,
+        note=r.note,
+        excluded=r.excluded,
+        excluded_reason=r.excluded_reason,
+        signature=r.signature_id,
+    )
+
+
+@dataclass
+class RunInput:
+    """What ``add-run`` or an import says about one run (None: leave as is)."""
+
+    run_id: str
+    config: str
+    status: Optional[str] = None
+    metrics: Optional[dict[str, dict]] = None
+    provenance: Optional[dict[str, str]] = None
+    url: Optional[str] = None
+    time: Optional[datetime] = None
+    note: Optional[str] = None
+    log_excerpt: Optional[str] = None
+    signature_id: Optional[str] = None
+    signature_line: Optional[str] = None
+    excluded: Optional[bool] = None
+    excluded_reason: Optional[str] = None
+
+
+def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -> tuple[m.Run, bool]:
+    """Record a run, or update the one with the same run id + config.
+
+    Metrics and provenance given are merged into what is there (``replace``
+    makes the input the whole record, as an import does).  Returns the row
+    and whether it was created.
+    """
+    q = select(m.Run).where(m.Run.investigation_id == iid, m.Run.run_id == data.run_id, m.Run.config == data.config)
+    row = s.execute(q).scalars().first()
+    stamp = now()
+    created = row is None
+    if row is None:
+        if data.status is None:
+            raise InputError(f"run {data.run_id} ({data.config}) is new: give its --status")
+        row = m.Run(investigation_id=iid, run_id=data.run_id, config=data.config, status=data.status,
+                    created_at=stamp, updated_at=stamp)
+        s.add(row)
+    if data.status is not None:
+        row.status = data.status
+    if data.metrics is not None:
+        row.metrics = dict(data.metrics) if replace else {**row.metrics, **data.metrics}
+    if data.provenance is not None:
+        row.provenance = dict(data.provenance) if replace else {**row.provenance, **data.provenance}
+    for name in ("url", "time", "note", "log_excerpt", "signature_id", "signature_line", "excluded_reason"):
+        value = getattr(data, name)
+        if value is not None or replace:
+            setattr(row, name, value)
+    if data.excluded is not None:
+        row.excluded = data.excluded
+    elif replace:
+        row.excluded = False
+    row.updated_at = stamp
+    s.flush()
+    return row, created
+
+
+def find_runs(s: Session, iid: str, run_id: str, config: Optional[str] = None) -> list[m.Run]:
+    q = select(m.Run).where(m.Run.investigation_id == iid, m.Run.run_id == run_id)
+    if config is not None:
+        q = q.where(m.Run.config == config)
+    return list(s.execute(q.order_by(m.Run.config)).scalars())
+
+
+# --------------------------------------------------------------------------
+# Evaluations
+
+
+def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[str], str]]:
+    """Store derived evidence and statuses; return the statuses that changed.
+
+    Evidence no longer derived is retired (kept, with ``retired_at``); new
+    evidence is added; unchanged evidence keeps its creation time.
+    """
+    stamp = now()
+    active = {e.key: e for e in s.execute(
+        select(m.Evidence).where(m.Evidence.investigation_id == iid, m.Evidence.retired_at.is_(None))).scalars()}
+    new_keys = set()
+    for item in ev.evidence:
+        new_keys.add(item.key)
+        if item.key in active:
+            row = active[item.key]
+            if list(row.flags) != list(item.flags):
+                row.flags = list(item.flags)
+            continue
+        s.add(m.Evidence(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
+                         reason=item.reason, runs=list(item.runs), flags=list(item.flags), key=item.key,
+                         created_at=stamp))
+    for key, row in active.items():
+        if key not in new_keys:
+            row.retired_at = stamp
+    changed: dict[str, tuple[Optional[str], str]] = {}
+    hyps = {h.id: h for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
+    last = {}
+    for c in s.execute(select(m.StatusChange).where(m.StatusChange.investigation_id == iid).order_by(m.StatusChange.pk)).scalars():
+        last[c.hypothesis_id] = c.status
+    for hid, status in ev.statuses.items():
+        previous = last.get(hid)
+        if previous != status:
+            s.add(m.StatusChange(investigation_id=iid, hypothesis_id=hid, previous=previous, status=status, at=stamp))
+            changed[hid] = (previous, status)
+        if hid in hyps and hyps[hid].status != status:
+            hyps[hid].status = status
+    s.flush()
+    return changed
+
+
+def status_history(s: Session, iid: str) -> list[m.StatusChange]:
+    q = select(m.StatusChange).where(m.StatusChange.investigation_id == iid).order_by(m.StatusChange.pk)
+    return list(s.execute(q).scalars())
+
+
+def evidence_history(s: Session, iid: str) -> list[m.Evidence]:
+    q = select(m.Evidence).where(m.Evidence.investigation_id == iid).order_by(m.Evidence.pk)
+    return list(s.execute(q).scalars())
+
+
+def iter_all_runs(s: Session, iid: str) -> Iterable[m.Run]:
+    return runs_of(s, iid)
+
+
+def add_manual_evidence(s: Session, iid: str, hypothesis: str, verdict: str, reason: str,
+                        author: Optional[str], runs: Sequence[str]) -> m.ManualEvidence:
+    """Manual evidence from the command line (kept when rule files reload)."""
+    known = {h.id for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
+    if hypothesis not in known:
+        import difflib
+
+        close = difflib.get_close_matches(hypothesis, sorted(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InputError(f"--hypothesis {hypothesis!r}: no such hypothesis{hint}")
+    row = m.ManualEvidence(investigation_id=iid, hypothesis_id=hypothesis, verdict=verdict, reason=reason,
+                           author=author, runs=list(runs), source="cli", created_at=now())
+    s.add(row)
+    s.flush()
+    return row
