@@ -1,0 +1,437 @@
+"""Load rule files strictly, keeping line numbers for every problem.
+
+YAML is composed into nodes (which carry marks), turned into plain data while
+recording where each value and key stood, then validated by the pydantic
+schema.  Every problem, from YAML syntax to an unknown hypothesis name, is
+collected as ``path:line:col: message``; a set of files with any problem is
+refused whole.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from triage.errors import InputError, Problem, RuleFileError
+from triage.rules.schema import Condition, RuleFile, Selector
+
+try:  # the C parser keeps marks too, and is several times faster
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader = yaml.SafeLoader
+
+Path_ = tuple  # a data path: keys and list indexes
+
+
+@dataclass
+class LoadedFile:
+    """One validated rule file with its positions, for later checks."""
+
+    path: str
+    sha256: str
+    spec: RuleFile
+    values: dict[Path_, tuple[int, int]] = field(repr=False, default_factory=dict)
+    keys: dict[Path_, tuple[int, int]] = field(repr=False, default_factory=dict)
+
+    def where(self, path: Path_, *, key: bool = False) -> tuple[int, int]:
+        table = self.keys if key else self.values
+        while path:
+            if path in table:
+                return table[path]
+            if not key and path in self.keys:
+                return self.keys[path]
+            path = path[:-1]
+        return self.values.get((), (1, 1))
+
+
+class _Positions:
+    def __init__(self) -> None:
+        self.values: dict[Path_, tuple[int, int]] = {}
+        self.keys: dict[Path_, tuple[int, int]] = {}
+
+
+def _mark(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _build(node: yaml.Node, path: Path_, pos: _Positions, problems: list, fname: str, loader) -> Any:
+    pos.values[path] = _mark(node)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for knode, vnode in node.value:
+            if not isinstance(knode, yaml.ScalarNode):
+                line, col = _mark(knode)
+                problems.append(Problem(fname, line, col, "a key must be a plain value"))
+                continue
+            key = loader.construct_object(knode)
+            if knode.tag == "tag:yaml.org,2002:merge":
+                line, col = _mark(knode)
+                problems.append(Problem(fname, line, col, "merge keys (<<) are not supported"))
+                continue
+            if key in out:
+                line, col = _mark(knode)
+                problems.append(Problem(fname, line, col, f"duplicate key {key!r}"))
+                continue
+            pos.keys[path + (key,)] = _mark(knode)
+            out[key] = _build(vnode, path + (key,), pos, problems, fname, loader)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(v, path + (i,), pos, problems, fname, loader) for i, v in enumerate(node.value)]
+    return loader.construct_object(node)
+
+
+def parse_yaml(text: str, fname: str) -> tuple[Any, _Positions, list[Problem]]:
+    """Parse one YAML document into plain data plus the position of everything."""
+    problems: list[Problem] = []
+    pos = _Positions()
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, pos, [Problem(fname, 1, 1, "the file is empty")]
+        data = _build(node, (), pos, problems, fname, loader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        what = " ".join(x for x in (e.context, e.problem) if x)
+        return None, pos, [Problem(fname, line, col, f"YAML syntax: {what}")]
+    except yaml.YAMLError as e:
+        return None, pos, [Problem(fname, 1, 1, f"YAML syntax: {e}")]
+    finally:
+        loader.dispose()
+    return data, pos, problems
+
+
+_EXPECT = {
+    "string_type": "a string",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+}
+
+
+def _resolve(data: Any, loc: tuple) -> tuple[Path_, bool]:
+    """Follow a pydantic error location through the data; skip union tags."""
+    path: list[Any] = []
+    cur = data
+    skipped = False
+    for part in loc:
+        if isinstance(cur, dict) and part in cur:
+            path.append(part)
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            path.append(part)
+            cur = cur[part]
+        elif isinstance(cur, dict) and part not in cur and isinstance(part, str) and part == loc[-1]:
+            path.append(part)  # a missing or unknown key: point at it / its mapping
+        else:
+            skipped = True
+    return tuple(path), skipped
+
+
+def _allowed_keys(data: Any, path: Path_) -> list[str]:
+    """The keys a mapping at `path` may have, for did-you-mean hints."""
+    model: Any = RuleFile
+    for part in path[:-1]:
+        if isinstance(part, int):
+            continue
+        fields = getattr(model, "model_fields", {})
+        info = fields.get(part) or next((f for f in fields.values() if f.alias == part), None)
+        if info is None:
+            return []
+        model = _model_of(info.annotation)
+        if model is None:
+            return []
+    fields = getattr(model, "model_fields", {})
+    return [f.alias or name for name, f in fields.items()]
+
+
+def _model_of(annotation: Any) -> Any:
+    from typing import get_args
+
+    stack = [annotation]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, type) and hasattr(a, "model_fields"):
+            if a is Selector:
+                return Condition  # a Condition accepts everything a Selector does and more
+            return a
+        stack.extend(get_args(a))
+    return None
+
+
+def _messages(errors: list[dict], data: Any, f: LoadedFile) -> list[Problem]:
+    grouped: dict[Path_, list[dict]] = {}
+    for err in errors:
+        path, _ = _resolve(data, tuple(err["loc"]))
+        err["_path"] = path
+        grouped.setdefault(path, []).append(err)
+    # Drop errors that a deeper one explains (union members that failed early).
+    paths = sorted(grouped, key=len, reverse=True)
+    keep: list[Path_] = []
+    for p in paths:
+        if any(k[: len(p)] == p and len(k) > len(p) for k in keep):
+            continue
+        keep.append(p)
+    out: list[Problem] = []
+    for p in keep:
+        errs = grouped[p]
+        types = {e["type"] for e in errs}
+        if "extra_forbidden" in types:
+            key = p[-1] if p else "?"
+            msg = f"unknown key {key!r}"
+            allowed = _allowed_keys(data, p)
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            if close:
+                msg += f" (did you mean {close[0]!r}?)"
+            elif allowed:
+                msg += f"; expected one of: {', '.join(sorted(allowed))}"
+            line, col = f.where(p, key=True)
+        elif "missing" in types:
+            msg = f"missing required key {p[-1]!r}"
+            line, col = f.where(p[:-1])
+        else:
+            expectations: list[str] = []
+            others: list[str] = []
+            for e in errs:
+                if e["type"] in _EXPECT:
+                    expectations.append(_EXPECT[e["type"]])
+                elif e["type"] == "literal_error":
+                    expectations.append(e.get("ctx", {}).get("expected", e["msg"]))
+                else:
+                    text = e["msg"]
+                    for prefix in ("Value error, ", "Assertion failed, "):
+                        if text.startswith(prefix):
+                            text = text[len(prefix):]
+                    others.append(text[:1].lower() + text[1:])
+            if p == ("schema_version",):
+                msg = f"unsupported schema_version {_show(errs[0].get('input'))}; this triage reads 1"
+            elif others:
+                msg = "; ".join(dict.fromkeys(others))
+            else:
+                got = errs[0].get("input")
+                expected = " or ".join(dict.fromkeys(expectations))
+                msg = f"expected {expected}, got {_show(got)}"
+            line, col = f.where(p)
+        out.append(Problem(f.path, line, col, msg))
+    return out
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing"
+    return repr(value)
+
+
+def load_file(path: Path, display: str | None = None) -> tuple[LoadedFile | None, list[Problem]]:
+    """Load and validate one rule file (no cross-file checks)."""
+    from pydantic import ValidationError
+
+    fname = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        return None, [Problem(fname, 1, 1, f"cannot read: {e.strerror}")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, [Problem(fname, 1, 1, "not UTF-8 text")]
+    data, pos, problems = parse_yaml(text, fname)
+    if data is None and problems:
+        return None, problems
+    stub = LoadedFile(fname, hashlib.sha256(raw).hexdigest(), None, pos.values, pos.keys)  # type: ignore[arg-type]
+    if not isinstance(data, dict):
+        return None, [Problem(fname, 1, 1, "a rule file is a mapping with schema_version: 1")]
+    try:
+        spec = RuleFile.model_validate(data)
+    except ValidationError as e:
+        return None, problems + _messages(e.errors(), data, stub)
+    stub.spec = spec
+    problems += check_file(stub)
+    return stub, problems
+
+
+def _conditions(cond: Condition, path: Path_) -> Iterator[tuple[Condition, Path_]]:
+    yield cond, path
+    for key in ("all", "any"):
+        for i, sub in enumerate(getattr(cond, key) or []):
+            yield from _conditions(sub, path + (key, i))
+    if cond.not_ is not None:
+        yield from _conditions(cond.not_, path + ("not",))
+
+
+def check_file(f: LoadedFile) -> list[Problem]:
+    """Checks that need the whole file: names that must exist, duplicate ids."""
+    spec = f.spec
+    problems: list[Problem] = []
+
+    def problem(path: Path_, msg: str, key: bool = False) -> None:
+        line, col = f.where(path, key=key)
+        problems.append(Problem(f.path, line, col, msg))
+
+    for section in ("hypotheses", "recipes", "rules", "bisects", "signatures", "extractors"):
+        seen: set[str] = set()
+        for i, item in enumerate(getattr(spec, section)):
+            if item.id in seen:
+                problem((section, i, "id"), f"duplicate id {item.id!r} in {section}")
+            seen.add(item.id)
+
+    inv = spec.investigation
+    if inv is None:
+        return problems
+    hyp_ids = [h.id for h in spec.hypotheses]
+    refs = set(inv.references)
+    rule_ids = {r.id for r in spec.rules}
+
+    def known_hypothesis(name: str, path: Path_, key: bool = False) -> None:
+        if name not in hyp_ids:
+            hint = difflib.get_close_matches(name, hyp_ids, n=1)
+            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+            problem(path, f"unknown hypothesis {name!r}{extra}", key=key)
+
+    def check_condition(cond: Condition, path: Path_) -> None:
+        for c, p in _conditions(cond, path):
+            for key in ("same_as", "differs_from"):
+                target = getattr(c, key)
+                if isinstance(target, str) and target not in refs:
+                    problem(p + (key,), f"unknown reference {target!r}; define it under investigation.references")
+            for key in ("at_least", "below"):
+                bound = getattr(c, key)
+                check_bound(bound, p + (key,))
+            if c.between is not None:
+                for j, bound in enumerate(c.between):
+                    check_bound(bound, p + ("between", j))
+                lo, hi = c.between
+                if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo >= hi:
+                    problem(p + ("between",), f"between needs low < high, got [{lo}, {hi}]")
+            if c.recovers is not None and not {"good", "bad"} <= refs:
+                problem(p + ("recovers",), "recovers needs both a 'good' and a 'bad' reference")
+
+    def check_bound(bound: Any, path: Path_) -> None:
+        if isinstance(bound, str):
+            if bound == "gate":
+                if inv.gate is None:
+                    problem(path, "'gate' used but the investigation sets no gate")
+            elif bound not in refs:
+                problem(path, f"unknown reference {bound!r}; use a number, 'gate' or a reference name")
+
+    parents = {h.id: h.parent for h in spec.hypotheses}
+    for i, h in enumerate(spec.hypotheses):
+        if h.parent is not None:
+            if h.parent not in parents:
+                known_hypothesis(h.parent, ("hypotheses", i, "parent"))
+            else:
+                seen_chain, cur = {h.id}, h.parent
+                while cur is not None:
+                    if cur in seen_chain:
+                        problem(("hypotheses", i, "parent"), f"parent cycle through {h.id!r}")
+                        break
+                    seen_chain.add(cur)
+                    cur = parents.get(cur)
+    for i, r in enumerate(spec.recipes):
+        for j, t in enumerate(r.tests):
+            known_hypothesis(t, ("recipes", i, "tests", j))
+        for name, pred in r.predicts.items():
+            known_hypothesis(name, ("recipes", i, "predicts", name), key=True)
+            if pred == "recovers" and not {"good", "bad"} <= refs:
+                problem(("recipes", i, "predicts", name), "recovers needs both a 'good' and a 'bad' reference")
+            if pred == "same_as_bad" and "bad" not in refs:
+                problem(("recipes", i, "predicts", name), "same_as_bad needs a 'bad' reference")
+            if isinstance(pred, Condition):
+                check_condition(pred, ("recipes", i, "predicts", name))
+    for i, rule in enumerate(spec.rules):
+        known_hypothesis(rule.hypothesis, ("rules", i, "hypothesis"))
+        check_condition(rule.when, ("rules", i, "when"))
+        for j, s in enumerate(rule.supersedes):
+            if s not in rule_ids:
+                problem(("rules", i, "supersedes", j), f"unknown rule {s!r}")
+            elif s == rule.id:
+                problem(("rules", i, "supersedes", j), "a rule cannot supersede itself")
+    for i, ev in enumerate(spec.evidence):
+        known_hypothesis(ev.hypothesis, ("evidence", i, "hypothesis"))
+    for i, b in enumerate(spec.bisects):
+        check_condition(b.good_when, ("bisects", i, "good_when"))
+        labels = b.point_labels()
+        if len(set(labels)) != len(labels):
+            problem(("bisects", i, "points"), "bisect points must be distinct")
+    return problems
+
+
+@dataclass
+class RuleSet:
+    files: list[LoadedFile]
+
+    @property
+    def investigations(self) -> list[LoadedFile]:
+        return [f for f in self.files if f.spec.investigation is not None]
+
+
+def rule_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand directories to their ``*.yaml``/``*.yml`` files, sorted."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(x for x in p.iterdir() if x.suffix in (".yaml", ".yml") and x.is_file())
+        elif p.exists():
+            out.append(p)
+        else:
+            raise InputError(f"{p}: no such file or directory")
+    return out
+
+
+def load_rules(paths: Iterable[str | Path]) -> RuleSet:
+    """Load rule files; refuse them all, listing every problem, if any is bad."""
+    files: list[LoadedFile] = []
+    problems: list[Problem] = []
+    for p in rule_paths(paths):
+        loaded, probs = load_file(p)
+        problems += probs
+        if loaded is not None:
+            files.append(loaded)
+    problems += _cross_file(files)
+    if problems:
+        raise RuleFileError(problems)
+    return RuleSet(files)
+
+
+def _cross_file(files: list[LoadedFile]) -> list[Problem]:
+    problems: list[Problem] = []
+    seen_inv: dict[str, str] = {}
+    seen_pr: dict[tuple[str, int], str] = {}
+    seen_sig: dict[str, str] = {}
+    for f in files:
+        inv = f.spec.investigation
+        if inv is not None:
+            line, col = f.where(("investigation", "id"))
+            if inv.id in seen_inv:
+                problems.append(Problem(f.path, line, col, f"investigation {inv.id!r} is also defined in {seen_inv[inv.id]}"))
+            seen_inv.setdefault(inv.id, f.path)
+            key = (inv.repo, inv.pr)
+            if key in seen_pr:
+                line, col = f.where(("investigation", "pr"))
+                problems.append(Problem(f.path, line, col, f"{inv.repo}#{inv.pr} already has an investigation in {seen_pr[key]}"))
+            seen_pr.setdefault(key, f.path)
+        for i, s in enumerate(f.spec.signatures):
+            if s.id in seen_sig and seen_sig[s.id] != f.path:
+                line, col = f.where(("signatures", i, "id"))
+                problems.append(Problem(f.path, line, col, f"signature {s.id!r} is also defined in {seen_sig[s.id]}"))
+            seen_sig.setdefault(s.id, f.path)
+    return problems

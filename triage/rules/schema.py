@@ -1,0 +1,303 @@
+"""The rule-file language, as strict pydantic models (unknown keys refused).
+
+A rule file holds at most one investigation with its hypotheses, recipes,
+rules, manual evidence and bisects; shared files may hold only signatures and
+extractors.  ``loader.py`` maps every validation error back to ``path:line:col``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ID_RE = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
+
+Verdict = Literal["rules_out", "confirms", "supports", "inconclusive"]
+STATUSES = ("passed", "failed", "crashed", "cancelled", "error")
+# A run with one of these statuses never rules anything out.
+INVALID_STATUSES = ("crashed", "error", "cancelled")
+
+# `then:` accepts the status words as well as the verdict words.
+THEN_ALIASES = {
+    "ruled_out": "rules_out",
+    "rules_out": "rules_out",
+    "confirmed": "confirms",
+    "confirms": "confirms",
+    "supports": "supports",
+    "supported": "supports",
+    "inconclusive": "inconclusive",
+}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+Scalar = Union[str, int, float, bool]
+Bound = Union[float, str]  # a number, "gate", or a reference name
+
+
+class Selector(Strict):
+    """Which runs a comparison looks at."""
+
+    config: Optional[Union[str, list[str]]] = None
+    run: Optional[Union[str, list[str]]] = None
+    provenance: Optional[dict[str, Union[Scalar, list[Scalar]]]] = None
+
+    @field_validator("run", mode="before")
+    @classmethod
+    def _run_str(cls, v: Any) -> Any:
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, list):
+            return [str(x) if isinstance(x, int) else x for x in v]
+        return v
+
+
+class Condition(Selector):
+    """A test over runs; every key present must hold (`all`/`any`/`not` nest).
+
+    Selector keys (`config`, `run`, `provenance`, `status`) choose the runs;
+    without them a condition looks at the runs its context gives (a recipe's
+    runs, a bisect point's runs).  Comparisons are noise-aware.
+    """
+
+    status: Optional[Union[str, list[str]]] = None
+    metric: Optional[str] = None
+    at_least: Optional[Bound] = None
+    below: Optional[Bound] = None
+    between: Optional[tuple[Bound, Bound]] = None
+    same_as: Optional[Union[str, Selector]] = None
+    differs_from: Optional[Union[str, Selector]] = None
+    recovers: Optional[bool] = None
+    min_runs: Optional[int] = Field(default=None, ge=1)
+    all: Optional[list["Condition"]] = None
+    any: Optional[list["Condition"]] = None
+    not_: Optional["Condition"] = Field(default=None, alias="not")
+
+    @field_validator("status")
+    @classmethod
+    def _status(cls, v: Any) -> Any:
+        for s in [v] if isinstance(v, str) else (v or []):
+            if s not in STATUSES:
+                raise ValueError(f"unknown status {s!r}; expected one of {', '.join(STATUSES)}")
+        return v
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> "Condition":
+        if not self.model_fields_set:
+            raise ValueError("empty condition: give a selector, a comparison, or all/any/not")
+        return self
+
+    def comparisons(self) -> list[str]:
+        return [
+            k
+            for k in ("at_least", "below", "between", "same_as", "differs_from", "recovers")
+            if getattr(self, k) is not None
+        ]
+
+
+Prediction = Union[Literal["recovers", "same_as_bad", "unchanged"], Condition]
+
+
+class Reference(Strict):
+    """A named reference: a config's newest valid run, one run, or a number."""
+
+    config: Optional[str] = None
+    run: Optional[str] = None
+    value: Optional[float] = None
+    n: Optional[int] = Field(default=None, ge=1)
+    note: Optional[str] = None
+
+    @field_validator("run", mode="before")
+    @classmethod
+    def _run_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) else v
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "Reference":
+        given = [k for k in ("config", "run", "value") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a reference needs exactly one of config, run or value")
+        if self.n is not None and self.value is None:
+            raise ValueError("n goes with value (a run's n comes from the run)")
+        return self
+
+
+class InvestigationSpec(Strict):
+    id: str = Field(pattern=ID_RE)
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    pr: int = Field(ge=1)
+    title: str
+    metric: str
+    direction: Literal["higher", "lower"] = "higher"
+    gate: Optional[float] = None
+    tolerance: Optional[Union[str, float]] = None
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    references: dict[str, Reference] = {}
+    base: Optional[str] = None
+    config_prefix: Optional[str] = None
+    summary: Optional[str] = None
+    links: dict[str, str] = {}
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        from triage.rules.stats import Tolerance
+
+        Tolerance.parse(v)
+        return v
+
+    @field_validator("references")
+    @classmethod
+    def _ref_names(cls, v: dict) -> dict:
+        for name in v:
+            if not re.match(ID_RE, name):
+                raise ValueError(f"bad reference name {name!r}")
+            if name == "gate":
+                raise ValueError("'gate' is reserved for the investigation's gate")
+        return v
+
+
+class HypothesisSpec(Strict):
+    id: str = Field(pattern=ID_RE)
+    title: str
+    text: str = ""
+    parent: Optional[str] = None
+
+
+class RecipeSpec(Strict):
+    id: str = Field(pattern=ID_RE)
+    base: Optional[str] = None
+    change: str = ""
+    vary: dict[str, Scalar] = {}
+    tests: list[str] = []
+    predicts: dict[str, Prediction] = {}
+    run: Optional[str] = None
+    cost: Optional[float] = Field(default=None, gt=0)
+    note: Optional[str] = None
+
+
+class RuleSpec(Strict):
+    id: str = Field(pattern=ID_RE)
+    hypothesis: str
+    when: Condition
+    then: str
+    because: Optional[str] = None
+    supersedes: list[str] = []
+
+    @field_validator("then")
+    @classmethod
+    def _then(cls, v: str) -> str:
+        if v not in THEN_ALIASES:
+            raise ValueError(
+                "then must be one of ruled_out, confirmed, supports, inconclusive"
+            )
+        return THEN_ALIASES[v]
+
+
+class ManualEvidenceSpec(Strict):
+    hypothesis: str
+    verdict: str
+    because: str
+    author: Optional[str] = None
+    runs: list[str] = []
+
+    @field_validator("verdict")
+    @classmethod
+    def _verdict(cls, v: str) -> str:
+        if v not in THEN_ALIASES:
+            raise ValueError("verdict must be one of rules_out, confirms, supports, inconclusive")
+        return THEN_ALIASES[v]
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _runs(cls, v: Any) -> Any:
+        return [str(x) for x in v] if isinstance(v, list) else v
+
+
+class BisectSpec(Strict):
+    id: str = Field(pattern=ID_RE)
+    title: Optional[str] = None
+    axis: Union[str, list[str]]
+    points: list[Union[str, list[str]]] = Field(min_length=2)
+    good_when: Condition
+    where: dict[str, Scalar] = {}
+    run: Optional[str] = None  # command template; {point} (and {axis}) filled in
+
+    @model_validator(mode="after")
+    def _shape(self) -> "BisectSpec":
+        width = 1 if isinstance(self.axis, str) else len(self.axis)
+        for p in self.points:
+            if (1 if isinstance(p, str) else len(p)) != width:
+                raise ValueError(f"every point needs {width} value(s), one per axis key")
+        return self
+
+    def point_labels(self) -> list[str]:
+        return [p if isinstance(p, str) else " + ".join(p) for p in self.points]
+
+
+class SignatureSpecModel(Strict):
+    id: str = Field(pattern=ID_RE)
+    text: str = Field(min_length=3)
+    cls: str = Field(alias="class")
+    meaning: str = ""
+    remedy: str = ""
+    regex: bool = False
+
+    @model_validator(mode="after")
+    def _regex(self) -> "SignatureSpecModel":
+        if self.regex:
+            try:
+                re.compile(self.text)
+            except re.error as e:
+                raise ValueError(f"bad regex: {e}") from None
+        return self
+
+
+class ExtractorSpec(Strict):
+    id: str = Field(pattern=ID_RE)
+    pattern: str
+    metric: Optional[str] = None
+    provenance: Optional[str] = None
+    status: Optional[Union[str, dict[str, str]]] = None
+    pick: Literal["first", "last"] = "last"
+    n: Optional[int] = Field(default=None, ge=1)  # sample count for a metric, when the log does not say
+
+    @model_validator(mode="after")
+    def _kind(self) -> "ExtractorSpec":
+        kinds = [k for k in ("metric", "provenance", "status") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError("an extractor reads exactly one of metric, provenance or status")
+        try:
+            rx = re.compile(self.pattern)
+        except re.error as e:
+            raise ValueError(f"bad pattern: {e}") from None
+        if kinds[0] != "status" or isinstance(self.status, dict):
+            if "value" not in rx.groupindex:
+                raise ValueError("the pattern needs a named group (?P<value>...)")
+        return self
+
+
+class RuleFile(Strict):
+    schema_version: Literal[1]
+    investigation: Optional[InvestigationSpec] = None
+    hypotheses: list[HypothesisSpec] = []
+    recipes: list[RecipeSpec] = []
+    rules: list[RuleSpec] = []
+    evidence: list[ManualEvidenceSpec] = []
+    bisects: list[BisectSpec] = []
+    signatures: list[SignatureSpecModel] = []
+    extractors: list[ExtractorSpec] = []
+
+    @model_validator(mode="after")
+    def _needs_investigation(self) -> "RuleFile":
+        if self.investigation is None:
+            for key in ("hypotheses", "recipes", "rules", "evidence", "bisects"):
+                if getattr(self, key):
+                    raise ValueError(f"{key} need an investigation in the same file")
+        return self
