@@ -1,0 +1,122 @@
+"""The Jinja environment and the filters that keep user text harmless.
+
+Everything from logs and users passes through ``cell``/``md``/``code`` before
+it reaches the comment: it cannot break a table, open or close an HTML
+comment (and so never forge or close the hidden marker), inject HTML, or
+@-mention people and teams.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def template_dirs(extra: Optional[str] = None) -> list[str]:
+    """User templates first (``--templates``/``TRIAGE_TEMPLATES``), then ours."""
+    import os
+
+    dirs = []
+    for d in (extra, os.environ.get("TRIAGE_TEMPLATES")):
+        if d:
+            dirs.append(d)
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if candidate.is_dir():
+            dirs.append(str(candidate))
+    return dirs
+
+
+def _inert_comments(s: str) -> str:
+    """Code spans show text as is, so an HTML comment opener or closer in one
+    would still read as the marker to a program scanning the raw body: a
+    zero-width space keeps it visible but no longer a comment token."""
+    return s.replace("<!--", "<\u200b!--").replace("-->", "--\u200b>")
+
+
+def md(text: Any) -> str:
+    """Inline markdown text: no HTML, no mentions, no markup, one line."""
+    s = "" if text is None else str(text)
+    s = s.translate(_HTML)
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = _MENTION.sub("@&#8203;", s)
+    return " ".join(s.split())
+
+
+def cell(text: Any) -> str:
+    """Text for a table cell: like ``md`` (which already escapes ``|``)."""
+    return md(text)
+
+
+def code(text: Any) -> str:
+    """An inline code span that survives any content, also inside tables."""
+    s = " ".join(("" if text is None else str(text)).split())
+    if not s:
+        return ""
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    # Inside a table GFM splits cells on | before it reads code spans.
+    s = s.replace("|", "\\|")
+    # Code spans do not decode entities, so mentions are broken with a
+    # zero-width space instead; < and > are inert inside code.
+    s = _inert_comments(_MENTION.sub("@\u200b", s))
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def link(text: Any, url: Optional[str]) -> str:
+    """A markdown link to an http(s) URL, else the escaped text."""
+    label = md(text)
+    if not url or not re.match(r"^https?://[^\s<>()\"']+$", str(url)):
+        return label
+    return f"[{label}]({url})"
+
+
+def block(text: Any) -> str:
+    """A fenced code block for multi-line text (commands, log excerpts)."""
+    s = "" if text is None else str(text)
+    longest = max((len(m) for m in re.findall(r"`{3,}", s)), default=2)
+    fence = "`" * (longest + 1)
+    s = _inert_comments(_MENTION.sub("@\u200b", s))
+    return f"{fence}\n{s}\n{fence}"
+
+
+@lru_cache(maxsize=8)
+def environment(extra: Optional[str] = None) -> Any:
+    from jinja2 import FileSystemLoader, StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment(
+        loader=FileSystemLoader(template_dirs(extra)),
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(md=md, cell=cell, code=code, link=link, block=block)
+    return env
+
+
+@lru_cache(maxsize=1)
+def _string_env() -> Any:
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+
+
+def render_string(text: str, values: dict) -> str:
+    """Render a small template from a rule file (``because:``)."""
+    from jinja2 import TemplateError
+
+    try:
+        return _string_env().from_string(text).render(**values)
+    except TemplateError as e:
+        return f"{text} [template error: {e}]"
