@@ -1,0 +1,84 @@
+"""Shared fixtures: an isolated knowledge base, the CLI in-process, goldens."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = ROOT / "rules"
+EXAMPLE_RUNS = ROOT / "examples" / "kimik26-disagg.runs.jsonl"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in its own directory with its own knowledge base."""
+    monkeypatch.chdir(tmp_path)
+    for var in ("TRIAGE_DB", "TRIAGE_RULES", "TRIAGE_TEMPLATES", "GITHUB_TOKEN", "GH_TOKEN", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("COLUMNS", "110")
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):
+    """Run ``triage ARGS`` in-process; returns (exit code, stdout, stderr)."""
+    from triage.cli import main
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def rules_dir(tmp_path: Path) -> Path:
+    """A copy of the bundled rules, as ./rules of the test directory."""
+    dest = tmp_path / "rules"
+    shutil.copytree(RULES, dest)
+    return dest
+
+
+@pytest.fixture
+def seeded(cli, rules_dir: Path) -> Path:
+    """The bundled investigation loaded into ./kb.sqlite."""
+    r = cli("import", str(EXAMPLE_RUNS))
+    assert r.code == 0, r.err
+    return rules_dir
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):
+    """Compare text with tests/golden/NAME; --update-golden rewrites it."""
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if request.config.getoption("--update-golden"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert path.exists(), f"no golden file {path.name}; run pytest --update-golden once and review it"
+        assert text == path.read_text(encoding="utf-8")
+
+    return check

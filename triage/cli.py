@@ -1,0 +1,529 @@
+"""The command line: parse, call, print. No SQL and no rule logic here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from triage import __version__
+from triage.errors import InputError, TriageError
+
+HELP = """\
+Keep a CI investigation as data: runs, hypotheses and evidence in a SQL
+knowledge base; YAML rules decide what each run rules out or confirms; the
+report is the PR comment.
+
+Example (the bundled investigation, sgl-project/sglang#30433):
+
+  triage import examples/kimik26-disagg.runs.jsonl
+  triage report --pr 30433 --format text
+  triage add-run --pr 30433 --run-id 29300000000 --config kimik26-fp8-1k1k-1p1d \\
+      --metric gsm8k=0.881/1319 --status failed --set image=latest
+
+The knowledge base is ./kb.sqlite unless --db or TRIAGE_DB names another
+(any SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db). Rule files are
+read from ./rules unless --rules or TRIAGE_RULES says otherwise.
+"""
+
+app = typer.Typer(
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+runs_app = typer.Typer(help="List runs and exclude or re-include them.", no_args_is_help=True)
+evidence_app = typer.Typer(help="Record manual evidence (a code reading, a config diff).", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+app.add_typer(evidence_app, name="evidence")
+
+
+class State:
+    db: Optional[str] = None
+    rules: Optional[list[str]] = None
+
+
+state = State()
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"triage {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    db: Annotated[Optional[str], typer.Option("--db", help="Knowledge base: a SQLite path or SQLAlchemy URL [env: TRIAGE_DB; default: ./kb.sqlite].")] = None,
+    rules: Annotated[Optional[List[str]], typer.Option("--rules", help="Rule file or directory (repeatable) [env: TRIAGE_RULES; default: ./rules].")] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    state.db = db
+    state.rules = rules
+
+
+# --------------------------------------------------------------------------
+# Shared plumbing
+
+
+def _rule_paths() -> list[str]:
+    if state.rules:
+        return list(state.rules)
+    env = os.environ.get("TRIAGE_RULES")
+    if env:
+        return [p for p in env.split(os.pathsep) if p]
+    return ["rules"] if Path("rules").is_dir() else []
+
+
+def _open() -> tuple[str, Any]:
+    """Validate rule files (nothing written if any is bad), then sync them."""
+    from triage.kb import store
+    from triage.rules.loader import RuleSet, load_rules
+
+    paths = _rule_paths()
+    ruleset = load_rules(paths) if paths else RuleSet([])
+    url = store.resolve_url(state.db)
+    with store.session(url) as s:
+        store.sync_rules(s, ruleset)
+    return url, ruleset
+
+
+def _err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def _write(text: str, output: Optional[Path]) -> None:
+    if output is None or str(output) == "-":
+        sys.stdout.write(text)
+        return
+    tmp = output.with_name(output.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(output)
+    except OSError as e:
+        raise InputError(f"-o {output}: {e.strerror}") from None
+    _err(f"wrote {output}")
+
+
+def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
+    from triage.kb import store
+    from triage.rules.engine import evaluate
+
+    bundle = store.load_bundle(s, inv)
+    ev = evaluate(bundle)
+    changed = store.store_evaluation(s, inv.id, ev)
+    return bundle, ev, changed
+
+
+PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1)]
+REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, where several investigations share a PR number.")]
+
+
+# --------------------------------------------------------------------------
+# Commands
+
+
+@app.command("add-run")
+def add_run(
+    pr: PR_OPT,
+    run_id: Annotated[str, typer.Option("--run-id", help="The CI run id.")],
+    config: Annotated[str, typer.Option("--config", help="The config (leg) name; run id + config is the identity.")],
+    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N], repeatable; N is the sample count.")] = None,
+    status: Annotated[Optional[str], typer.Option("--status", help="passed, failed, crashed, cancelled or error (required for a new run).")] = None,
+    set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
+    log: Annotated[Optional[str], typer.Option("--log", help="A log file (plain or gzip, - for stdin): extract metrics and match known failures.")] = None,
+    url: Annotated[Optional[str], typer.Option("--url", help="Link to the run.")] = None,
+    note: Annotated[Optional[str], typer.Option("--note", help="A note shown with the run.")] = None,
+    time: Annotated[Optional[str], typer.Option("--time", help="When the run happened (ISO 8601).")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Record a run, or update it (idempotent on run id + config).
+
+    Example:
+
+      triage add-run --pr 30433 --run-id 28907609511 \\
+          --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
+          --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
+
+    A second call with the same run id and config updates that run: metrics
+    and provenance are merged, other fields given replace the old ones.
+    """
+    from triage.ingest import runs as parse
+    from triage.kb import store
+
+    data = store.RunInput(
+        run_id=run_id,
+        config=config,
+        status=parse.parse_status(status),
+        metrics=parse.parse_metrics(metric or []) if metric else None,
+        provenance=parse.parse_assignments(set_ or []) if set_ else None,
+        url=url,
+        time=parse.parse_time(time),
+        note=note,
+    )
+    url_db, _ = _open()
+    with store.session(url_db) as s:
+        inv = store.find_investigation(s, pr, repo)
+        found_lines: list[str] = []
+        if log is not None:
+            from triage.ingest.logread import read_log_into
+
+            found_lines = read_log_into(s, inv, data, log)
+        row, created = store.upsert_run(s, inv.id, data)
+        _, _, changed = _evaluate(s, inv)
+    for line in found_lines:
+        _err(line)
+    verb = "recorded" if created else "updated"
+    metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
+    typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+    for hid, (before, after) in sorted(changed.items()):
+        if before is not None:
+            typer.echo(f"  {hid}: {before} → {after}")
+
+
+@app.command()
+def report(
+    pr: PR_OPT,
+    format: Annotated[str, typer.Option("--format", "-f", help="markdown (the PR comment), json or text.")] = "markdown",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
+    templates: Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Evaluate the rules and render the report.
+
+    Examples:
+
+      triage report --pr 30433                 # markdown, as posted to the PR
+      triage report --pr 30433 --format text   # for the terminal
+      triage report --pr 30433 --format json -o report.json
+    """
+    from triage.kb import store
+    from triage.render import report as render
+
+    if format not in ("markdown", "json", "text"):
+        raise InputError(f"--format {format!r}: expected markdown, json or text")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        bundle, ev, _ = _evaluate(s, inv)
+    model = render.build(bundle, ev)
+    if format == "json":
+        text = render.to_json(model)
+    elif format == "text":
+        color = output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        width = 110
+        if output is None and sys.stdout.isatty():
+            import shutil
+
+            width = max(80, shutil.get_terminal_size().columns)
+        text = render.to_text(model, width=width, color=bool(color))
+    else:
+        text = render.to_markdown(model, templates)
+    _write(text, output)
+
+
+@app.command()
+def check(
+    paths: Annotated[Optional[List[Path]], typer.Argument(help="Rule files or directories (default: the rules in use).")] = None,
+) -> None:
+    """Validate rule files; list every problem as path:line:col.
+
+    Example:
+
+      triage check rules/
+      triage check rules/kimik26-disagg.yaml
+
+    Exits 0 when all are valid, 2 when any is not (nothing is loaded then).
+    """
+    from triage.rules.loader import load_rules
+
+    targets = [str(p) for p in paths] if paths else _rule_paths()
+    if not targets:
+        raise InputError("no rule files: give paths, --rules, or create ./rules")
+    ruleset = load_rules(targets)
+    for f in ruleset.files:
+        spec = f.spec
+        what = []
+        if spec.investigation:
+            what.append(f"investigation {spec.investigation.id}")
+        for key in ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors"):
+            n = len(getattr(spec, key))
+            if n:
+                what.append(f"{n} {key}")
+        typer.echo(f"{f.path}: ok ({', '.join(what) or 'empty'})")
+
+
+@app.command()
+def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
+    """Show the hypotheses and their status as a table.
+
+    Example:
+
+      triage hypotheses --pr 30433
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from triage.kb import store
+    from triage.render.report import STATUS_WORDS, build
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        bundle, ev, _ = _evaluate(s, inv)
+    model = build(bundle, ev)
+    table = Table(title=f"{inv.title} ({inv.repo}#{inv.pr})", title_justify="left", expand=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("title")
+    table.add_column("status", no_wrap=True)
+    table.add_column("evidence", ratio=3)
+    for h in model["hypotheses"]:
+        reason = "; ".join(x["reason"] for x in h["summary"]) or "—"
+        table.add_row(("  " * h["depth"]) + h["id"], h["title"], STATUS_WORDS[h["status"]], reason)
+    Console(highlight=False).print(table)
+
+
+@app.command()
+def history(pr: PR_OPT, repo: REPO_OPT = None) -> None:
+    """Show how each hypothesis's status changed, evaluation by evaluation.
+
+    Example:
+
+      triage history --pr 30433
+    """
+    from triage.kb import store
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        _evaluate(s, inv)
+        changes = store.status_history(s, inv.id)
+        evidence = store.evidence_history(s, inv.id)
+    for c in changes:
+        typer.echo(f"{c.at:%Y-%m-%d %H:%M:%S}  {c.hypothesis_id}: {c.previous or '(new)'} → {c.status}")
+    retired = [e for e in evidence if e.retired_at is not None]
+    if retired:
+        typer.echo("\nevidence no longer derived:")
+        for e in retired:
+            typer.echo(f"  {e.retired_at:%Y-%m-%d %H:%M:%S}  {e.hypothesis_id}: {e.verdict} ({e.rule_id}) {e.reason}")
+
+
+@app.command("import")
+def import_(
+    file: Annotated[str, typer.Argument(help="A JSON Lines file of run records (- for stdin).")],
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Import run records; all or nothing, idempotent.
+
+    Example:
+
+      triage import examples/kimik26-disagg.runs.jsonl
+
+    Each line is one JSON object (see `triage export`). A bad record names its
+    line and nothing from the file is kept.
+    """
+    from triage.ingest.importer import import_file
+    from triage.kb import store
+
+    url, _ = _open()
+    with store.session(url) as s:
+        default = store.find_investigation(s, pr, repo).id if pr is not None else None
+        result = import_file(s, file, default_investigation=default)
+        for iid in result.investigations:
+            _evaluate(s, store.find_investigation(s, ident=iid))
+    typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated")
+
+
+@app.command()
+def export(
+    pr: PR_OPT,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Export an investigation's runs as JSON Lines (what `import` reads).
+
+    Example:
+
+      triage export --pr 30433 -o runs.jsonl
+    """
+    from triage.ingest.records import dumps, run_to_record
+    from triage.kb import store
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        lines = [dumps(run_to_record(r)) for r in store.runs_of(s, inv.id)]
+    _write("".join(line + "\n" for line in lines), output)
+
+
+@runs_app.command("list")
+def runs_list(pr: PR_OPT, repo: REPO_OPT = None) -> None:
+    """List an investigation's runs.
+
+    Example:
+
+      triage runs list --pr 30433
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from triage.kb import store
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        rows = store.runs_of(s, inv.id)
+    table = Table(expand=True)
+    for col in ("run", "config", "status", "metrics", "excluded"):
+        table.add_column(col)
+    for r in rows:
+        metrics = ", ".join(f"{k}={v['value']}" for k, v in sorted(r.metrics.items()))
+        table.add_row(r.run_id, r.config, r.status, metrics, r.excluded_reason if r.excluded else "")
+    Console(highlight=False).print(table)
+
+
+def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Optional[str], excluded: bool,
+                  because: Optional[str]) -> None:
+    from triage.kb import store
+
+    url, _ = _open()
+    with store.session(url) as s:
+        invs = [store.find_investigation(s, pr, repo)] if pr is not None else store.list_investigations(s)
+        hits = [(inv, r) for inv in invs for r in store.find_runs(s, inv.id, run, config)]
+        if not hits:
+            leg = f" with config {config}" if config else ""
+            raise InputError(f"no run {run}{leg} in the knowledge base")
+        if len({inv.id for inv, _ in hits}) > 1:
+            raise InputError(f"run {run} is in several investigations: add --pr")
+        for _, r in hits:
+            store.upsert_run(s, r.investigation_id, store.RunInput(
+                run_id=r.run_id, config=r.config, excluded=excluded, excluded_reason=because if excluded else ""))
+        _evaluate(s, hits[0][0])
+    word = "excluded" if excluded else "included again"
+    for _, r in hits:
+        typer.echo(f"{word}: {r.run_id} ({r.config})")
+
+
+@runs_app.command("exclude")
+def runs_exclude(
+    run: Annotated[str, typer.Argument(help="The run id.")],
+    because: Annotated[str, typer.Option("--because", help="Why (shown in the report).")],
+    config: Annotated[Optional[str], typer.Option("--config", help="Only this leg (default: every leg of the run).")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Exclude a run: it stays in the report but decides nothing.
+
+    Example:
+
+      triage runs exclude 28903343346 --because "based on plain main, not #30386"
+    """
+    if not because.strip():
+        raise InputError("--because must say why")
+    _set_excluded(pr, repo, run, config, True, because)
+
+
+@runs_app.command("include")
+def runs_include(
+    run: Annotated[str, typer.Argument(help="The run id.")],
+    config: Annotated[Optional[str], typer.Option("--config", help="Only this leg.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Undo `runs exclude`.
+
+    Example:
+
+      triage runs include 28903343346
+    """
+    _set_excluded(pr, repo, run, config, False, None)
+
+
+@evidence_app.command("add")
+def evidence_add(
+    pr: PR_OPT,
+    hypothesis: Annotated[str, typer.Option("--hypothesis", help="The hypothesis id.")],
+    verdict: Annotated[str, typer.Option("--verdict", help="rules_out, confirms, supports or inconclusive.")],
+    because: Annotated[str, typer.Option("--because", help="The reason, with its numbers or reference.")],
+    author: Annotated[Optional[str], typer.Option("--author", help="Who found it.")] = None,
+    run: Annotated[Optional[List[str]], typer.Option("--run", help="Run id(s) it rests on, repeatable.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Record manual evidence: not a run, but a reading (marked manual).
+
+    Example:
+
+      triage evidence add --pr 30433 --hypothesis runtime-args --verdict rules_out \\
+          --because "kv_cache_dtype, chunked_prefill, mem_fraction identical in both legs" --author alice
+    """
+    from triage.kb import store
+    from triage.rules.schema import THEN_ALIASES
+
+    if verdict not in THEN_ALIASES:
+        raise InputError(f"--verdict {verdict!r}: expected rules_out, confirms, supports or inconclusive")
+    if not because.strip():
+        raise InputError("--because must say why")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        store.add_manual_evidence(s, inv.id, hypothesis, THEN_ALIASES[verdict], because, author, run or [])
+        _, _, changed = _evaluate(s, inv)
+    typer.echo(f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}")
+    for hid, (before, after) in sorted(changed.items()):
+        if before is not None:
+            typer.echo(f"  {hid}: {before} → {after}")
+
+
+# --------------------------------------------------------------------------
+# The edge: every error becomes one clear message and an exit code.
+
+
+def _usage_errors() -> Any:
+    try:  # typer vendors click from 0.29 on
+        from typer._click import exceptions
+    except ImportError:  # pragma: no cover - older typer with click
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    click = _usage_errors()
+    try:
+        rv = app(args=argv, prog_name="triage", standalone_mode=False)
+    except click.UsageError as e:
+        where = e.ctx.command_path if e.ctx is not None else "triage"
+        _err(f"Error: {e.format_message()} (see '{where} --help')")
+        raise SystemExit(2) from None
+    except click.ClickException as e:
+        _err(f"Error: {e.format_message()}")
+        raise SystemExit(e.exit_code) from None
+    except typer.Abort:
+        _err("Aborted.")
+        raise SystemExit(130) from None
+    except TriageError as e:
+        lines = e.lines()
+        if len(lines) == 1:
+            _err(f"Error: {lines[0]}")
+        else:
+            for line in lines:
+                _err(line)
+            _err(f"Error: {len(lines)} problems; nothing was loaded")
+        raise SystemExit(e.exit_code) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except Exception as e:  # the database or another library failed
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if isinstance(e, SQLAlchemyError):
+            detail = str(getattr(e, "orig", None) or e).splitlines()[0]
+            _err(f"Error: the knowledge base failed: {detail}")
+            raise SystemExit(1) from None
+        raise
+    raise SystemExit(rv if isinstance(rv, int) else 0)
