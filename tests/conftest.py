@@ -14,6 +14,8 @@ RULES = ROOT / "rules"
 EXAMPLE_RUNS = ROOT / "examples" / "kimik26-disagg.runs.jsonl"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
+pytest_plugins = ["tests.fakegithub"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
