@@ -522,7 +522,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         from sqlalchemy.exc import SQLAlchemyError
 
         if isinstance(e, SQLAlchemyError):
-            detail = str(getattr(e, "orig", None) or e).splitlines()[0]
+            detail = " ".join(str(getattr(e, "orig", None) or e).split())
             _err(f"Error: the knowledge base failed: {detail}")
             raise SystemExit(1) from None
         raise

@@ -77,7 +77,8 @@ def get_engine(url: str) -> Engine:
                     f"the knowledge base has schema version {meta.value}, this triage reads {m.SCHEMA_VERSION}"
                 )
     except OperationalError as e:
-        raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {e.orig}") from None
+        detail = " ".join(str(e.orig).split())
+        raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {detail}") from None
     _engines[url] = engine
     return engine
 

@@ -89,11 +89,16 @@ def block(text: Any) -> str:
 
 @lru_cache(maxsize=8)
 def environment(extra: Optional[str] = None) -> Any:
-    from jinja2 import FileSystemLoader, StrictUndefined
+    from jinja2 import FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 
+    try:  # compiled templates are reused across runs (per user, in the temp dir)
+        cache = FileSystemBytecodeCache()
+    except OSError:  # pragma: no cover - no usable temp dir
+        cache = None
     env = SandboxedEnvironment(
         loader=FileSystemLoader(template_dirs(extra)),
+        bytecode_cache=cache,
         undefined=StrictUndefined,
         autoescape=False,
         trim_blocks=True,

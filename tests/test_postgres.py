@@ -1,0 +1,95 @@
+"""The team deployment: the same flow against the real PostgreSQL server.
+
+Uses a fresh database per test module on the server named by TRIAGE_TEST_PG
+(default: the local server, user postgres, database test). Outside CI a server
+that cannot be reached skips these tests; with TRIAGE_REQUIRE_PG=1 (set by
+.ci/run) it fails them instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pytest
+
+from tests.conftest import EXAMPLE_RUNS
+
+pytestmark = pytest.mark.postgres
+
+ADMIN_URL = os.environ.get("TRIAGE_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    psycopg = pytest.importorskip("psycopg")
+    from sqlalchemy.engine import make_url
+
+    admin = make_url(ADMIN_URL)
+    conninfo = dict(host=admin.host, port=admin.port or 5432, user=admin.username, dbname=admin.database,
+                    password=admin.password, connect_timeout=5)
+    try:
+        con = psycopg.connect(**{k: v for k, v in conninfo.items() if v is not None}, autocommit=True)
+    except psycopg.OperationalError as e:
+        if os.environ.get("TRIAGE_REQUIRE_PG"):
+            pytest.fail(f"PostgreSQL is required but unreachable: {e}")
+        pytest.skip(f"PostgreSQL not reachable at {admin.host}:{admin.port}: {e}")
+    name = f"triage_test_{uuid.uuid4().hex[:10]}"
+    con.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        from triage.kb import store
+
+        for url in [u for u in store._engines if name in u]:
+            store._engines.pop(url).dispose()
+        con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        con.close()
+
+
+def test_full_flow_on_postgres(cli, rules_dir, pg_url):
+    r = cli("--db", pg_url, "import", str(EXAMPLE_RUNS))
+    assert r.code == 0, r.err
+    r = cli("--db", pg_url, "report", "--pr", "30433", "--format", "json")
+    assert r.code == 0, r.err
+    statuses = {h["id"]: h["status"] for h in json.loads(r.out)["hypotheses"]}
+    assert statuses["image-regression"] == "confirmed"
+    assert statuses["attention-backend"] == "ruled_out"
+    # the same answer as SQLite, byte for byte
+    cli("import", str(EXAMPLE_RUNS))
+    sqlite = cli("report", "--pr", "30433", "--format", "json")
+    assert sqlite.out == r.out
+
+
+def test_add_run_updates_and_history_on_postgres(cli, rules_dir, pg_url):
+    cli("--db", pg_url, "import", str(EXAMPLE_RUNS))
+    r = cli("--db", pg_url, "add-run", "--pr", "30433", "--run-id", "28907609511",
+            "--config", "kimik26-fp8-1k1k-1p1d-nocudagraph", "--metric", "gsm8k=0.944/1319")
+    assert r.code == 0, r.err
+    assert "hip-graph: ruled_out → confirmed" in r.out
+    r = cli("--db", pg_url, "history", "--pr", "30433")
+    assert "hip-graph: ruled_out → confirmed" in r.out
+    # idempotent: the same call again changes nothing
+    r = cli("--db", pg_url, "add-run", "--pr", "30433", "--run-id", "28907609511",
+            "--config", "kimik26-fp8-1k1k-1p1d-nocudagraph", "--metric", "gsm8k=0.944/1319")
+    assert "→" not in r.out
+
+
+def test_bad_import_leaves_postgres_untouched(cli, rules_dir, pg_url, tmp_path):
+    cli("--db", pg_url, "import", str(EXAMPLE_RUNS))
+    before = cli("--db", pg_url, "export", "--pr", "30433").out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"investigation": "kimik26-disagg", "run_id": "new", "config": "c", "status": "failed"}\n'
+                   '{"investigation": "kimik26-disagg", "run_id": "x", "config": "c", "status": "failed", "metrics": {"a": "high"}}\n')
+    r = cli("--db", pg_url, "import", str(bad))
+    assert r.code == 2 and "bad.jsonl:2" in r.err
+    assert cli("--db", pg_url, "export", "--pr", "30433").out == before
+
+
+def test_unreachable_database_is_a_one_line_error(cli, rules_dir):
+    r = cli("--db", "postgresql+psycopg://postgres@127.0.0.1:1/none?connect_timeout=2", "report", "--pr", "30433")
+    assert r.code == 1
+    assert r.err.startswith("Error: cannot open the knowledge base postgresql+psycopg://postgres@127.0.0.1:1/none")
+    assert "Traceback" not in r.err
+    assert len(r.err.strip().splitlines()) == 1
