@@ -57,9 +57,10 @@ def cli(capsys: pytest.CaptureFixture[str]):
 
 @pytest.fixture
 def rules_dir(tmp_path: Path) -> Path:
-    """A copy of the bundled rules, as ./rules of the test directory."""
+    """A copy of the bundled rules (and example runs) in the test directory."""
     dest = tmp_path / "rules"
     shutil.copytree(RULES, dest)
+    shutil.copytree(EXAMPLE_RUNS.parent, tmp_path / "examples")
     return dest
 
 

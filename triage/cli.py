@@ -259,6 +259,41 @@ def check(
         typer.echo(f"{f.path}: ok ({', '.join(what) or 'empty'})")
 
 
+@app.command("test")
+def test_rules(
+    paths: Annotated[Optional[List[str]], typer.Argument(help="*.test.yaml files or directories (default: rules/tests).")] = None,
+) -> None:
+    """Run rule-file unit tests: runs in, expected statuses out.
+
+    Example:
+
+      triage test                                   # every rules/tests/*.test.yaml
+      triage test rules/tests/kimik26-disagg.test.yaml
+
+    Nothing is read from or written to the knowledge base. Exits 1 when a
+    case fails, 2 when a test or rule file is bad.
+    """
+    from triage.rules.testing import default_test_dirs, find_test_files, run_test_file
+
+    targets = list(paths) if paths else default_test_dirs(_rule_paths())
+    if not targets:
+        raise InputError("no rule tests: give paths, or create rules/tests/*.test.yaml")
+    failed = total = 0
+    for path in find_test_files(targets):
+        for case in run_test_file(path):
+            total += 1
+            if case.ok:
+                typer.echo(f"ok    {path}: {case.name}")
+            else:
+                failed += 1
+                typer.echo(f"FAIL  {path}: {case.name}")
+                for line in case.failures:
+                    typer.echo(f"        {line}")
+    typer.echo(f"{total - failed} passed, {failed} failed")
+    if failed:
+        raise typer.Exit(1)
+
+
 @app.command()
 def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
     """Show the hypotheses and their status as a table.
