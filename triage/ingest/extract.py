@@ -1,0 +1,280 @@
+"""Extractors: pull metrics, a status and provenance out of a CI log.
+
+An extractor is a Python regular expression with named groups:
+
+* ``kind="metric"``: group ``value`` is the number (``float``), optional group
+  ``n`` the sample count (``int``); ``name`` is the metric.  Without a group
+  ``n`` (or when it did not take part in the match) the extractor's ``n`` is
+  used, if any.
+* ``kind="provenance"``: group ``value`` is stored under ``name``.
+* ``kind="status"``: with ``status_map``, the text of group ``value`` is looked
+  up in it (exactly, then ignoring case) and a text the map does not know is
+  no match; without one, a match sets the status ``name``.
+
+Each line is searched (``re.search``) as the program printed it: ANSI colour
+codes and a leading CI timestamp column (GitHub Actions prefixes every line
+with ``2026-06-26T12:34:56.1234567Z``) are removed first, so that
+``^Accuracy: (?P<value>[0-9.]+)`` works on downloaded logs too.  Line
+numbers stay those of the log.
+
+``pick`` says which match counts when an extractor matches several lines:
+``"last"`` (the default: the final score of an eval that printed progress)
+or ``"first"``.  A match whose ``value`` is not a finite number (or, for a
+status, not in the map) does not count.  When several extractors give the
+same metric or provenance key, or several give a status, the one declared
+first wins; ``found`` lists every counted match, for showing the user.
+
+``DEFAULT_EXTRACTORS`` holds only the one line shape that eval scripts print
+everywhere, ``Accuracy: 0.878`` / ``accuracy=0.878`` (metric ``accuracy``);
+the lines of one investigation (``[gsm8k] accuracy=0.878 threshold=0.92``,
+debug counters) are declared in its rule file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+from triage.errors import InputError
+from triage.ingest.logs import blocks
+
+__all__ = [
+    "Extractor",
+    "Extracted",
+    "CompiledExtractor",
+    "compile_extractors",
+    "extract",
+    "DEFAULT_EXTRACTORS",
+    "KINDS",
+]
+
+KINDS = ("metric", "status", "provenance")
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """One thing to read from a log (see the module docstring)."""
+
+    id: str
+    pattern: str
+    kind: str  # "metric" | "status" | "provenance"
+    name: str | None = None  # metric or provenance key; the status when there is no map
+    pick: str = "last"  # "first" | "last"
+    status_map: dict[str, str] | None = None  # for kind="status": group "value" text -> status
+    n: int | None = None  # for kind="metric": the sample count when the line does not give one
+
+
+@dataclass
+class Extracted:
+    """What a log gave: ``metrics`` name -> (value, n), the status, provenance,
+    and ``found``: (line number, extractor id, matched text) for each match
+    that counted, in log order."""
+
+    metrics: dict[str, tuple[float, int | None]] = field(default_factory=dict)
+    status: str | None = None
+    provenance: dict[str, str] = field(default_factory=dict)
+    found: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+DEFAULT_EXTRACTORS: tuple[Extractor, ...] = (
+    Extractor(
+        id="accuracy",
+        # Accuracy / accuracy / ACCURACY as a word; written without (?i) and
+        # with the word-start test after the first letter, which is several
+        # times faster in ``re`` than (?i)\baccuracy.
+        pattern=r"[Aa](?<!\w[Aa])(?:ccuracy|CCURACY)\s*[:=]\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?!\w|\.\d)",
+        kind="metric",
+        name="accuracy",
+        pick="last",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class CompiledExtractor:
+    """An extractor checked and compiled: ``rx`` for one line, ``block_rx``
+    (``re.MULTILINE``) to find candidate lines in a block at C speed."""
+
+    spec: Extractor
+    index: int
+    rx: re.Pattern
+    block_rx: re.Pattern
+    folded_map: dict[str, str] | None
+
+
+def _compile_one(spec: Extractor, index: int) -> CompiledExtractor:
+    where = f"extractor {spec.id or '#' + str(index + 1)}"
+    if not spec.id:
+        raise InputError(f"{where}: needs an id")
+    if spec.kind not in KINDS:
+        raise InputError(f"{where}: kind must be one of {', '.join(KINDS)}, not {spec.kind!r}")
+    if spec.pick not in ("first", "last"):
+        raise InputError(f"{where}: pick must be first or last, not {spec.pick!r}")
+    try:
+        rx = re.compile(spec.pattern)
+        block_rx = re.compile(spec.pattern, re.MULTILINE)
+    except re.error as e:
+        raise InputError(f"{where}: bad pattern: {e}") from None
+    groups = rx.groupindex
+    folded = None
+    if spec.kind in ("metric", "provenance"):
+        if not spec.name:
+            raise InputError(f"{where}: a {spec.kind} extractor needs a name")
+        if "value" not in groups:
+            raise InputError(f"{where}: the pattern needs a named group (?P<value>...)")
+        if spec.status_map is not None:
+            raise InputError(f"{where}: status_map is only for status extractors")
+    else:
+        if spec.status_map is None and not spec.name:
+            raise InputError(f"{where}: a status extractor needs a status name or a status_map")
+        if spec.status_map is not None:
+            if spec.name:
+                raise InputError(f"{where}: give a status name or a status_map, not both")
+            if "value" not in groups:
+                raise InputError(f"{where}: a status_map needs a named group (?P<value>...)")
+            bad = [k for k, v in spec.status_map.items() if not isinstance(v, str) or not v]
+            if bad:
+                raise InputError(f"{where}: status_map gives no status for {bad[0]!r}")
+            folded = {k.casefold(): v for k, v in spec.status_map.items()}
+    if spec.n is not None and (spec.kind != "metric" or spec.n < 1):
+        raise InputError(f"{where}: n is a sample count (>= 1) for metric extractors")
+    return CompiledExtractor(spec, index, rx, block_rx, folded)
+
+
+def compile_extractors(extractors: Iterable[Extractor | CompiledExtractor]) -> tuple[CompiledExtractor, ...]:
+    """Check and compile extractors; raises :class:`~triage.errors.InputError`
+    naming the first bad one."""
+    out = []
+    for i, e in enumerate(extractors):
+        out.append(e if isinstance(e, CompiledExtractor) else _compile_one(e, i))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_TS = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?[ \t]"
+_CI_TIMESTAMP_FIRST = re.compile(_TS)
+# Starting with a literal newline lets ``re`` skip ahead at memchr speed
+# (a MULTILINE ``^`` would be tried at every position).
+_CI_TIMESTAMP_NEXT = re.compile("\n" + _TS)
+_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def _clean(text: str) -> str:
+    """Drop ANSI codes and the CI timestamp column; keeps every newline."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    first = _CI_TIMESTAMP_FIRST.match(text)
+    if first:
+        text = text[first.end() :]
+    return _CI_TIMESTAMP_NEXT.sub("\n", text)
+
+
+def _number(text: str) -> float | None:
+    t = text.strip().replace("_", "")
+    if _THOUSANDS.fullmatch(t):
+        t = t.replace(",", "")
+    try:
+        v = float(t)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _count(text: str | None) -> int | None:
+    if text is None:
+        return None
+    t = text.strip().replace("_", "").replace(",", "")
+    try:
+        v = int(t)
+    except ValueError:
+        return None
+    return v if v >= 1 else None
+
+
+def _reading(ce: CompiledExtractor, m: re.Match):
+    """What a match says, or None when it does not count."""
+    spec = ce.spec
+    if spec.kind == "metric":
+        value = _number(m.group("value") or "")
+        if value is None:
+            return None
+        n = _count(m.group("n")) if "n" in ce.rx.groupindex else None
+        return (value, n if n is not None else spec.n)
+    if spec.kind == "provenance":
+        value = (m.group("value") or "").strip()
+        return value or None
+    if spec.status_map is None:
+        return spec.name
+    key = m.group("value")
+    if key is None:
+        return None
+    key = key.strip()
+    if key in spec.status_map:
+        return spec.status_map[key]
+    return ce.folded_map.get(key.casefold())  # type: ignore[union-attr]
+
+
+def _hits(ce: CompiledExtractor, text: str) -> Iterator[tuple[int, re.Match, object]]:
+    """``(line index in text, match, reading)`` for each line that counts."""
+    search = ce.block_rx.search
+    n = len(text)
+    pos = 0
+    counted_to = 0
+    idx = 0
+    while pos <= n:
+        bm = search(text, pos)
+        if bm is None:
+            return
+        s = bm.start()
+        ls = text.rfind("\n", 0, s) + 1
+        le = text.find("\n", s)
+        if le < 0:
+            le = n
+        m = ce.rx.search(text[ls:le])  # the line alone decides
+        if m is not None:
+            reading = _reading(ce, m)
+            if reading is not None:
+                idx += text.count("\n", counted_to, ls)
+                counted_to = ls
+                yield idx, m, reading
+        pos = le + 1
+
+
+def extract(lines: Iterable[str] | str, extractors: Sequence[Extractor | CompiledExtractor]) -> Extracted:
+    """Run extractors over a log and merge what they found.
+
+    ``lines`` is a :class:`~triage.ingest.logs.LogReader` (read in blocks),
+    any iterable of lines, or the whole log as one string.
+    """
+    compiled = compile_extractors(extractors)
+    chosen: dict[int, tuple[int, str, object]] = {}  # extractor index -> (line_no, text, reading)
+    if compiled:
+        for block in blocks(lines):
+            text = _clean(block.text())
+            for ce in compiled:
+                if ce.spec.pick == "first" and ce.index in chosen:
+                    continue
+                for idx, m, reading in _hits(ce, text):
+                    chosen[ce.index] = (block.first + idx, m.group(0), reading)
+                    if ce.spec.pick == "first":
+                        break
+    out = Extracted()
+    for ce in compiled:
+        got = chosen.get(ce.index)
+        if got is None:
+            continue
+        line_no, matched, reading = got
+        out.found.append((line_no, ce.spec.id, matched))
+        spec = ce.spec
+        if spec.kind == "metric":
+            out.metrics.setdefault(spec.name, reading)  # type: ignore[arg-type]
+        elif spec.kind == "provenance":
+            out.provenance.setdefault(spec.name, reading)  # type: ignore[arg-type]
+        elif out.status is None:
+            out.status = reading  # type: ignore[assignment]
+    out.found.sort(key=lambda f: f[0])
+    return out

@@ -1,0 +1,337 @@
+"""Streaming log readers: plain or gzip files, or standard input.
+
+``open_log(path)`` returns a :class:`LogReader`, which is an iterator over the
+log's lines (decoded as UTF-8 with ``errors="replace"``, without the trailing
+newline) and a context manager that closes the file::
+
+    with open_log("run.log.gz") as log:
+        for line in log:
+            ...
+
+``-`` means standard input.  Gzip is recognised by its magic bytes
+(``1f 8b``), never by the file name, so ``run.log`` holding gzip data and
+``run.gz`` holding plain text both read correctly.
+
+Lines end at ``\\n``; a ``\\r`` right before it is dropped (CRLF logs), a lone
+``\\r`` (progress bars redrawing themselves) stays inside the line.  A final
+line without a newline is still a line; an empty file has no lines.
+
+Memory stays flat in the log size: the reader holds one block (``size``
+bytes, 8 MiB by default) at a time.  Scanners that want speed over big logs
+use :meth:`LogReader.spans` (no copies), :meth:`LogReader.byte_blocks` or
+:func:`iter_chunks`, which hand out whole lines in large blocks so that one
+regex pass covers many lines at C speed; :func:`blocks` cuts any source of
+lines (a reader, a list, a string) into such blocks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+from itertools import islice
+from typing import BinaryIO, Iterable, Iterator
+
+from triage.errors import InputError
+
+__all__ = ["LogReader", "open_log", "iter_chunks", "Block", "blocks", "BLOCK_SIZE"]
+
+BLOCK_SIZE = 8 << 20
+#: Lines per block when cutting an ordinary iterable of lines into blocks.
+BATCH_LINES = 8192
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _Prefixed(io.RawIOBase):
+    """A read-only stream that yields ``head`` and then the rest of ``raw``.
+
+    Used to sniff the gzip magic on a stream that cannot seek or peek (a pipe
+    on standard input, or a test's ``BytesIO`` standing in for it).
+    """
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        super().__init__()
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._raw.read(len(b))
+        if not data:
+            return 0
+        b[: len(data)] = data
+        return len(data)
+
+
+def _sniff(raw: BinaryIO) -> BinaryIO:
+    """Wrap ``raw`` in a gzip decoder when it starts with the gzip magic."""
+    head = b""
+    peek = getattr(raw, "peek", None)
+    if peek is not None:
+        try:
+            head = peek(2)[:2]
+        except (OSError, ValueError):
+            head = b""
+    if len(head) < 2:
+        # No peek, or a pipe that has delivered a single byte so far: read the
+        # two bytes and put them back in front of the stream.
+        head = b""
+        while len(head) < 2:
+            more = raw.read(2 - len(head))
+            if not more:
+                break
+            head += more
+        raw = io.BufferedReader(_Prefixed(head, raw), buffer_size=1 << 16)  # type: ignore[assignment]
+    if head == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+class LogReader:
+    """An open log: iterate it for lines, or ask for blocks of whole lines."""
+
+    def __init__(self, path: str, size: int = BLOCK_SIZE) -> None:
+        self.path = path
+        self.size = max(int(size), 1 << 10)
+        self._owned: BinaryIO | None = None
+        if path == "-":
+            if sys.stdin is None:
+                raise InputError("-: there is no standard input to read a log from")
+            raw: BinaryIO = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin  # type: ignore[assignment]
+        else:
+            try:
+                raw = open(path, "rb")
+            except FileNotFoundError:
+                raise InputError(f"{path}: no such log file") from None
+            except IsADirectoryError:
+                raise InputError(f"{path}: is a directory, not a log file") from None
+            except OSError as e:
+                raise InputError(f"{path}: cannot read log file: {e.strerror or e}") from None
+            self._owned = raw
+        self._raw = raw
+        self._stream = _sniff(raw)
+        self._lines: Iterator[str] | None = None
+        self._started = False
+
+    # -- context manager and closing ------------------------------------
+    def __enter__(self) -> "LogReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file (standard input itself is left open)."""
+        if self._stream is not self._raw:  # a gzip decoder or a sniffing wrapper
+            try:
+                self._stream.close()  # neither closes the stream under it
+            except Exception:
+                pass
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+    # -- blocks -----------------------------------------------------------
+    def spans(self) -> Iterator[tuple[bytes | bytearray, int]]:
+        """Yield ``(data, end)``: ``data[:end]`` holds whole lines joined by
+        ``\\n`` (CRLF turned into LF), without a trailing newline.
+
+        This is the cheapest form, for scanners: no copy of the block and no
+        line counting.  ``data`` may be a buffer that the next step of the
+        iteration overwrites, so copy out (slice) what must be kept, and do
+        not hold on to ``data`` itself.  A log is read once: a second call
+        yields nothing.
+        """
+        if self._started:
+            return
+        self._started = True
+        readinto = getattr(self._stream, "readinto", None)
+        try:
+            if readinto is None:
+                yield from self._spans_by_read()
+                return
+            buf = bytearray(self.size)
+            have = 0  # bytes of an unfinished line at the front of buf
+            while True:
+                if have == len(buf):  # one line longer than the buffer
+                    buf.extend(bytes(len(buf)))
+                with memoryview(buf) as view:
+                    n = readinto(view[have:])
+                if not n:
+                    break
+                total = have + n
+                cut = buf.rfind(b"\n", 0, total)
+                if cut < 0:
+                    have = total
+                    continue
+                yield self._crlf(buf, cut)
+                have = total - cut - 1
+                buf[:have] = buf[cut + 1 : total]
+            if have:
+                yield self._crlf(buf, have)
+        except (OSError, EOFError, gzip.BadGzipFile) as e:
+            raise InputError(f"{self.path}: cannot read log file: {e}") from None
+
+    def _spans_by_read(self) -> Iterator[tuple[bytes, int]]:
+        read = self._stream.read
+        size = self.size
+        carry = b""
+        while True:
+            data = read(size)
+            if not data:
+                break
+            if carry:
+                data = carry + data
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry = data
+                continue
+            carry = data[cut + 1 :]
+            yield self._crlf(data, cut)
+        if carry:
+            yield self._crlf(carry, len(carry))
+
+    @staticmethod
+    def _crlf(data: bytes | bytearray, end: int) -> tuple[bytes | bytearray, int]:
+        if data.find(b"\r", 0, end) < 0:
+            return data, end
+        block = bytes(data[:end]).replace(b"\r\n", b"\n")
+        if block.endswith(b"\r"):  # the CR of the LF that ends the span
+            block = block[:-1]
+        return block, len(block)
+
+    def byte_blocks(self) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(first_line_number, block)`` pairs, line numbers 1-based.
+
+        Each block holds whole lines joined by ``\\n`` (CRLF turned into LF),
+        without a trailing newline, so ``block.split(b"\\n")`` gives exactly
+        its lines.  A log is read once: a second call yields nothing.
+        """
+        line_no = 1
+        for data, end in self.spans():
+            block = bytes(data[:end]) if isinstance(data, bytearray) or end != len(data) else data
+            yield line_no, block
+            line_no += block.count(b"\n") + 1
+
+    def chunks(self) -> Iterator[tuple[int, str]]:
+        """Like :meth:`byte_blocks`, decoded to text."""
+        for first, block in self.byte_blocks():
+            yield first, block.decode("utf-8", "replace")
+
+    # -- lines --------------------------------------------------------------
+    def _iter_lines(self) -> Iterator[str]:
+        for _, text in self.chunks():
+            yield from text.split("\n")
+
+    def __iter__(self) -> "LogReader":
+        return self
+
+    def __next__(self) -> str:
+        if self._lines is None:
+            self._lines = self._iter_lines()
+        return next(self._lines)
+
+
+def open_log(path: str, size: int = BLOCK_SIZE) -> LogReader:
+    """Open a log for streaming; ``-`` is standard input.
+
+    Raises :class:`~triage.errors.InputError` (exit 2) when the file does not
+    exist or cannot be read.
+    """
+    return LogReader(path, size)
+
+
+def iter_chunks(path: str, size: int = BLOCK_SIZE) -> Iterator[tuple[int, str]]:
+    """Yield ``(first_line_number, text_block)`` for a log, whole lines only.
+
+    The block's lines are joined by ``\\n`` with no trailing newline.  The
+    file is opened at once (a missing file raises here, not at the first
+    ``next``) and closed when the iteration ends.
+    """
+    log = open_log(path, size)
+
+    def blocks() -> Iterator[tuple[int, str]]:
+        with log:
+            yield from log.chunks()
+
+    return blocks()
+
+
+class Block:
+    """Whole lines from one place in a log, as bytes or as text.
+
+    ``first`` is the 1-based number of the first line.  Each form (UTF-8
+    bytes, text, list of lines) is made on first use from the one at hand.
+    """
+
+    __slots__ = ("first", "_data", "_text", "_lines")
+
+    def __init__(
+        self, first: int, data: bytes | None = None, text: str | None = None, lines: list[str] | None = None
+    ) -> None:
+        self.first = first
+        self._data = data
+        self._text = text
+        self._lines = lines
+
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = self.text().encode("utf-8", "surrogatepass")
+        return self._data
+
+    def text(self) -> str:
+        if self._text is None:
+            if self._lines is not None:
+                self._text = "\n".join(self._lines)
+            else:
+                self._text = self._data.decode("utf-8", "replace")  # type: ignore[union-attr]
+        return self._text
+
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text().split("\n")
+        return self._lines
+
+    def has_lines(self) -> bool:
+        """Whether the lines are at hand as str (no decoding needed)."""
+        return self._lines is not None
+
+
+def blocks(source: "Iterable[str] | str | LogReader") -> Iterator[Block]:
+    """Cut any source of lines into blocks of whole lines.
+
+    ``source`` is a :class:`LogReader` (read in large blocks), a whole log as
+    one string, or any iterable of lines; lines may still end in ``\\n``
+    (as from a file object), which is dropped.
+    """
+    if isinstance(source, LogReader):
+        for first, data in source.byte_blocks():
+            yield Block(first, data=data)
+        return
+    if isinstance(source, str):
+        text = source.replace("\r\n", "\n")
+        if text.endswith("\n"):
+            text = text[:-1]
+        source = text.split("\n") if text else []
+    it = iter(source)
+    first = 1
+    while True:
+        batch = list(islice(it, BATCH_LINES))
+        if not batch:
+            return
+        joined = "\n".join(batch)
+        if joined.count("\n") != len(batch) - 1 or "\r" in joined:
+            # Lines that still carry their newline, or hold several lines:
+            # one line each, newline-free (a lone CR stays).
+            batch = [ln.rstrip("\r\n").replace("\r\n", " ").replace("\n", " ") for ln in batch]
+            yield Block(first, lines=batch)
+        else:
+            yield Block(first, text=joined, lines=batch)
+        first += len(batch)
