@@ -588,7 +588,8 @@ def _since_line(since: dict) -> str:
         text += f", {len(updated)} updated ({names(updated)})"
     if since["changes"]:
         text += "; status changes: " + ", ".join(
-            f"{c['hypothesis']} {c['previous'] or 'new'} → {c['status']}" for c in since["changes"])
+            f"{c['hypothesis']} {STATUS_WORDS.get(c['previous'] or '', 'new')} → {STATUS_WORDS.get(c['status'], c['status'])}"
+            for c in since["changes"])
     else:
         text += "; no status changed"
     return text + "."
