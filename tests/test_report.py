@@ -126,3 +126,17 @@ def test_hypotheses_are_shown_as_a_tree_children_under_their_parent():
     ]
     rows = table(gfm(to_markdown(model)), "hypothesis")
     assert "│\u00a0\u00a0└─\u00a0Grandchild" in rows[3]
+
+
+def test_a_suggestion_without_a_run_template_says_to_start_it_by_hand():
+    from triage.render.report import build, to_markdown, to_text
+    from triage.rules.engine import evaluate
+    from tests.test_engine import BASE, inv
+
+    bundle = inv(base=BASE.replace("    run: ci run -f configs={ids}\n  - id: eager", "  - id: eager"))
+    model = build(bundle, evaluate(bundle))
+    assert [s["command"] is None for s in model["suggestions"]] == [True, False]
+    assert model["command"] == "ci run -f configs=eager"
+    assert "1. **swap** — never run; decides `backend`, `mode` *(no `run:` template: start it by hand)*" in \
+        to_markdown(model)
+    assert "1. swap: never run; decides backend, mode (no run: template: start it by hand)" in to_text(model)

@@ -446,7 +446,8 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     if model["suggestions"] or model["untested"] or model["next_level"]:
         heading("Suggested next")
         for i, s in enumerate(model["suggestions"], 1):
-            con.print(f"  {i}. {s['short']}: {s['state']}" + (f"; decides {', '.join(s['tests'])}" if s["tests"] else ""))
+            con.print(f"  {i}. {s['short']}: {s['state']}" + (f"; decides {', '.join(s['tests'])}" if s["tests"] else "")
+                      + ("" if s["command"] else " (no run: template: start it by hand)"))
             for o in s["outcomes"]:
                 con.print(f"       {o}")
             if s["advice"]:
