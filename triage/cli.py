@@ -147,6 +147,7 @@ def add_run(
 
     Example:
 
+    \b
       triage add-run --pr 30433 --run-id 28907609511 \\
           --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
           --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
@@ -244,6 +245,7 @@ def report(
 
     Examples:
 
+    \b
       triage report --pr 30433                 # markdown, as posted to the PR
       triage report --pr 30433 --format text   # for the terminal
       triage report --pr 30433 --format json -o report.json
@@ -284,6 +286,7 @@ def bisect(
 
     Example:
 
+    \b
       triage bisect --pr 30433
       triage bisect --pr 30433 --id image --format json
 
@@ -333,6 +336,7 @@ def similar(
 
     Example:
 
+    \b
       triage similar --pr 30433                       # the open hypotheses with no recipe
       triage similar --pr 30433 --hypothesis image-aiter --min-score 60
 
@@ -380,6 +384,7 @@ def check(
 
     Example:
 
+    \b
       triage check rules/
       triage check rules/kimik26-disagg.yaml
 
@@ -409,6 +414,7 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage hypotheses --pr 30433
     """
     from rich.console import Console
@@ -439,6 +445,7 @@ def history(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage history --pr 30433
     """
     from triage.kb import store
@@ -468,6 +475,7 @@ def import_(
 
     Example:
 
+    \b
       triage import examples/kimik26-disagg.runs.jsonl
 
     Each line is one JSON object (see `triage export`). A bad record names its
@@ -495,6 +503,7 @@ def export(
 
     Example:
 
+    \b
       triage export --pr 30433 -o runs.jsonl
     """
     from triage.ingest.records import dumps, run_to_record
@@ -513,6 +522,7 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage runs list --pr 30433
     """
     from rich.console import Console
@@ -567,6 +577,7 @@ def runs_exclude(
 
     Example:
 
+    \b
       triage runs exclude 28903343346 --because "based on plain main, not #30386"
     """
     if not because.strip():
@@ -585,6 +596,7 @@ def runs_include(
 
     Example:
 
+    \b
       triage runs include 28903343346
     """
     _set_excluded(pr, repo, run, config, False, None)
@@ -604,6 +616,7 @@ def evidence_add(
 
     Example:
 
+    \b
       triage evidence add --pr 30433 --hypothesis runtime-args --verdict rules_out \\
           --because "kv_cache_dtype, chunked_prefill, mem_fraction identical in both legs" --author alice
     """
