@@ -11,6 +11,11 @@ hypothesis out; a predicted recovery that happens confirms it; any other
 prediction that comes true only supports it.  Crashed, errored, cancelled,
 excluded and signature-matched runs never decide anything: each one a rule
 looks at yields inconclusive evidence saying why.
+
+Beyond statuses, the same pass classifies every bisect point (good, bad,
+can't tell, flaky, skipped, untested) and names the next one; finds recipe
+runs confounded by a variable their recipe does not declare; says where each
+recipe stands; and ranks what to run next.
 """
 
 from __future__ import annotations
@@ -1075,7 +1080,7 @@ def combined_command(inv: Investigation, suggestions: Sequence[Suggestion]) -> O
 
 
 def evaluate(inv: Investigation) -> Evaluation:
-    """Derive evidence, statuses, bisect states and suggestions."""
+    """Derive evidence, statuses, confounds, recipe states, bisect states and suggestions."""
     ctx = Context(inv)
     items: list[EvidenceItem] = []
     for rule in inv.rules:
