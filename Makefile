@@ -25,4 +25,4 @@ test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) kb.sqlite
+	rm -rf $(VENV) kb.sqlite tests/mermaid/node_modules

@@ -204,13 +204,18 @@ def test_help_has_an_example_for_every_command(cli):
     assert r.code == 0 and "Example" in r.out
     names = [c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands]
     groups = {"runs": runs_app, "evidence": evidence_app}
+    def examples_kept(text: str) -> bool:
+        """The example block keeps one command a line (click would rewrap it)."""
+        block = text.split("Example", 1)[1].split("\n\n")[1]
+        return all(line.count("triage ") <= 1 for line in block.splitlines())
+
     for name in names:
         r = cli(name, "--help")
-        assert r.code == 0 and "Example" in r.out, name
+        assert r.code == 0 and "Example" in r.out and examples_kept(r.out), name
     for group, sub in groups.items():
         for c in sub.registered_commands:
             r = cli(group, c.name, "--help")
-            assert r.code == 0 and "Example" in r.out, (group, c.name)
+            assert r.code == 0 and "Example" in r.out and examples_kept(r.out), (group, c.name)
 
 
 def test_check_valid_rules(cli, rules_dir):
@@ -223,3 +228,198 @@ def test_version(cli):
     from triage import __version__
 
     assert cli("--version").out.strip() == f"triage {__version__}"
+
+
+# --------------------------------------------------------------------------
+# Bisects, confounds, experiments and suggestions on the bundled investigation
+
+IMAGE = "v0.5.13.post1-rocm720-mi35x-2026062"
+
+
+def test_bundled_image_bisect_confound_and_experiments(cli, seeded):
+    data = report_json(cli)
+    bisects = {b["id"]: b for b in data["bisects"]}
+    image = bisects["image"]
+    assert (image["last_good"], image["first_bad"]) == (f"{IMAGE}5", "v0.5.14-rocm720-mi35x-20260626")
+    assert image["done"] and image["ends_ok"] and image["next"] is None
+    assert [p["state"] for p in image["points"]] == ["good", "untested", "good", "bad", "bad"]
+    pv = bisects["python-vs-image"]  # step 1 of the seed's bisect: python is not the cause
+    assert [(p["label"], p["state"]) for p in pv["points"]] == [
+        (f"67361ff + {IMAGE}3", "good"), ("67361ff + latest", "bad"), ("main + latest", "bad")]
+    confounds = [w["message"] for w in data["warnings"] if w["kind"] == "confound"]
+    assert confounds == ["run 29058233535 (1p1d-srt67361ff): image is latest, its base 1p1d-dev29855 "
+                         f"(pr29855-dev) ran {IMAGE}3; the recipe does not declare image"]
+    srt = next(e for h in data["hypotheses"] if h["id"] == "python-regression" for e in h["evidence"]
+               if e["run_id"] == "29058233535")
+    assert "confounded" in srt["flags"]
+    decided = {x["recipe"].rpartition("1p1d-")[2]: (x["state"], [(d["hypothesis"], d["verdict"]) for d in x["decided"]])
+               for x in data["experiments"]}
+    assert decided["aiterdecode"] == ("run", [("attention-backend", "rules_out"), ("decode-forward-mode", "supports")])
+    assert decided["nocudagraph"] == ("run", [("hip-graph", "rules_out"), ("decode-forward-mode", "supports")])
+    assert decided["mtp-specdecode"] == ("no-valid-run", [])
+    # what is left to run: no recipe that already decided is suggested again
+    assert [s["recipe"].rpartition("1p1d-")[2] for s in data["suggestions"]] == ["kvlatent", "mtp-specdecode",
+                                                                                 "attndiff"]
+    assert data["next_level"] == [{"parent": "image-regression", "title": "The docker image (aiter / ROCm / sgl-kernel)",
+                                   "children": ["image-aiter", "image-rocm", "image-sgl-kernel"]}]
+
+
+def test_bisect_command(cli, seeded):
+    r = cli("bisect", "--pr", "30433", "--id", "image")
+    assert r.code == 0, r.err
+    assert "Bisect MI35x image tags (image)" in r.out and "python vs image" not in r.out
+    assert f"ends: good end {IMAGE}3 is good; bad end latest is bad" in r.out
+    assert f"{IMAGE}4 [untested]" in r.out and "v0.5.14-rocm720-mi35x-20260626 [BAD]" in r.out
+    assert f"last good: {IMAGE}5" in r.out
+    data = json.loads(cli("bisect", "--pr", "30433", "--format", "json").out)
+    assert [b["id"] for b in data] == ["python-vs-image", "image"]
+    # a new run at the untested Jun-24 tag that crashed on infra skips the point, never makes it bad
+    r = cli("add-run", "--pr", "30433", "--run-id", "29300000001", "--config", "kimik26-fp8-1k1k-1p1d-imagebisect",
+            "--status", "error", "--set", f"image={IMAGE}4", "--set", "python=67361ff",
+            "--note", "runner lost")
+    assert r.code == 0, r.err
+    image = json.loads(cli("bisect", "--pr", "30433", "--id", "image", "--format", "json").out)[0]
+    assert image["points"][1]["state"] == "skipped" and image["first_bad"] == "v0.5.14-rocm720-mi35x-20260626"
+    r = cli("bisect", "--pr", "30433", "--id", "imag")
+    assert r.code == 2 and r.err.strip() == "Error: --id 'imag': no such bisect; known: python-vs-image, image"
+
+
+def test_bisect_next_point_is_a_suggestion_with_its_command(cli, rules_dir, tmp_path: Path):
+    # as the seed stood before the Jun-25 and Jun-26 runs: only the ends were known
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("".join(line + "\n" for line in EXAMPLE_RUNS.read_text().splitlines()
+                               if '"29277682836"' not in line and '"29282623403"' not in line))
+    assert cli("import", str(earlier)).code == 0
+    data = report_json(cli)
+    image = next(b for b in data["bisects"] if b["id"] == "image")
+    assert (image["last_good"], image["first_bad"]) == (f"{IMAGE}3", "latest")
+    assert image["next"] == "v0.5.13.post1-rocm720-mi35x-20260625" and image["steps"] == 2
+    assert image["command"].endswith(f"-f image={IMAGE}5 -f configs=kimik26-fp8-1k1k-1p1d")
+    s = next(s for s in data["suggestions"] if s["recipe"] == "bisect:image")
+    assert s["command"] == image["command"] and image["command"] in data["command"]
+    assert "midpoint of 3 untested point(s)" in s["why"]
+
+
+# --------------------------------------------------------------------------
+# What changed since
+
+def _post(tmp_path: Path, at) -> None:
+    from sqlmodel import Session
+
+    from triage.kb import models, store
+
+    with Session(store.get_engine(store.resolve_url(str(tmp_path / "kb.sqlite")))) as s:
+        s.add(models.Post(investigation_id="kimik26-disagg", url="https://example.invalid/c/1", action="created",
+                          at=at))
+        s.commit()
+
+
+def test_report_since_last_post_names_new_runs_and_status_changes(cli, seeded, tmp_path: Path):
+    from datetime import datetime, timedelta, timezone
+
+    r = cli("report", "--pr", "30433", "--since", "last-post")
+    assert r.code == 2
+    assert r.err.strip().startswith("Error: --since last-post: sgl-project/sglang#30433 has no posted report yet")
+    _post(tmp_path, datetime.now(timezone.utc))
+    r = cli("add-run", "--pr", "30433", "--run-id", "29400000000", "--config", "kimik26-fp8-1k1k-1p1d",
+            "--metric", "gsm8k=0.881/1319", "--status", "failed")
+    assert r.code == 0, r.err
+    r = cli("add-run", "--pr", "30433", "--run-id", "28907609511", "--config", "kimik26-fp8-1k1k-1p1d-aiterdecode",
+            "--metric", "gsm8k=0.943/1319")
+    assert r.code == 0, r.err
+    md = cli("report", "--pr", "30433", "--since", "last-post").out
+    line = next(x for x in md.splitlines() if x.startswith("> **New since"))
+    assert line.startswith("> **New since the last report (")
+    assert "1 run(s) (`29400000000 (1p1d)`), 1 updated (`28907609511 (1p1d-aiterdecode)`)" in line
+    assert "`attention-backend` ruled out → confirmed" in line
+    data = json.loads(cli("report", "--pr", "30433", "--since", "last-post", "--format", "json").out)
+    assert data["since"]["runs"] == ["29400000000 (1p1d)"]
+    text = cli("report", "--pr", "30433", "--since", "last-post", "--format", "text").out
+    assert "New since the last report" in text and "attention-backend ruled out → confirmed" in text
+    # an age or a time instead of the last post
+    assert "34 run(s)" in cli("report", "--pr", "30433", "--since", "1h").out  # the import too
+    assert "34 run(s)" in cli("report", "--pr", "30433", "--since", "2020-01-01T00:00Z").out
+    assert "New since" not in cli("report", "--pr", "30433").out
+
+
+def test_report_since_refuses_what_it_cannot_read(cli, seeded):
+    for bad in ("yesterday", "2d ago", "-3h"):
+        r = cli("report", "--pr", "30433", "--since", bad)
+        assert r.code == 2 and len(r.err.strip().splitlines()) == 1
+        assert "expected last-post, an ISO 8601 time" in r.err
+
+
+# --------------------------------------------------------------------------
+# Knowledge that carries over
+
+OTHER = """\
+schema_version: 1
+investigation:
+  id: dsv3-disagg
+  repo: sgl-project/sglang
+  pr: 40000
+  title: DeepSeek-V3 disagg accuracy drop after the image bump
+  metric: gsm8k
+  gate: 0.92
+  references:
+    bad: {value: 0.87, n: 1319}
+    good: {value: 0.95, n: 1319}
+hypotheses:
+  - id: aiter-bump
+    title: aiter changes in the v0.5.16 image
+    text: the aiter version baked into the image
+  - id: tokenizer
+    title: Tokenizer config
+recipes:
+  - id: dsv3-aiter-revert
+    change: rebuild the v0.5.16 image with the previous aiter
+    tests: [aiter-bump]
+    predicts: {aiter-bump: recovers}
+"""
+
+
+def test_similar_hypotheses_across_two_investigations(cli, seeded, rules_dir: Path):
+    (rules_dir / "dsv3.yaml").write_text(OTHER)
+    r = cli("add-run", "--pr", "40000", "--run-id", "41", "--config", "dsv3-aiter-revert",
+            "--metric", "gsm8k=0.951/1319", "--status", "passed")
+    assert r.code == 0, r.err
+    r = cli("similar", "--pr", "30433")
+    assert r.code == 0, r.err
+    assert "image-aiter: aiter changes in the v0.5.14 image" in r.out
+    assert "sgl-project/sglang#40000 aiter-bump: aiter changes in the v0.5.16 image (confirmed there)" in r.out
+    assert "dsv3-aiter-revert (rebuild the v0.5.16 image with the previous aiter): confirmed" in r.out
+    assert "Tokenizer" not in r.out
+    matches = json.loads(cli("similar", "--pr", "30433", "--format", "json").out)
+    best = {m["hypothesis"]: m for m in matches}
+    assert best["image-aiter"]["other_id"] == "aiter-bump" and best["image-aiter"]["score"] >= 80
+    # ordered by score: the aiter match is above its ROCm and sgl-kernel siblings' matches
+    assert matches[0]["hypothesis"] == "image-aiter"
+    # the report shows a "Seen elsewhere" section only when there are matches
+    md = cli("report", "--pr", "30433").out
+    assert "### Seen elsewhere" in md
+    assert "| `image-aiter` | sgl-project/sglang\\#40000: aiter changes in the v0.5.16 image" in md
+    assert report_json(cli)["similar"][0]["decided_by"][0]["recipe"] == "dsv3-aiter-revert"
+    r = cli("similar", "--pr", "30433", "--hypothesis", "image-aiterr")
+    assert r.code == 2 and "no such hypothesis" in r.err
+    r = cli("similar", "--pr", "30433", "--hypothesis", "page-size", "--min-score", "95")
+    assert r.code == 0 and "nothing scoring ≥ 95" in r.out
+
+
+def test_no_seen_elsewhere_section_without_other_investigations(cli, seeded):
+    assert "Seen elsewhere" not in cli("report", "--pr", "30433").out
+    assert json.loads(cli("similar", "--pr", "30433", "--format", "json").out) == []
+
+
+def test_parse_since_ages_and_times():
+    from datetime import datetime, timezone
+
+    from triage.errors import InputError
+    from triage.ingest.runs import parse_since
+
+    now = datetime(2026, 7, 10, 12, 0, tzinfo=timezone.utc)
+    assert parse_since("90m", now) == datetime(2026, 7, 10, 10, 30, tzinfo=timezone.utc)
+    assert parse_since("2d", now) == datetime(2026, 7, 8, 12, 0, tzinfo=timezone.utc)
+    assert parse_since("1w", now) == datetime(2026, 7, 3, 12, 0, tzinfo=timezone.utc)
+    assert parse_since("2026-07-01T08:00:00+02:00", now) == datetime(2026, 7, 1, 6, 0, tzinfo=timezone.utc)
+    with pytest.raises(InputError):
+        parse_since("2 days", now)

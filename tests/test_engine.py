@@ -6,7 +6,7 @@ import textwrap
 
 import yaml
 
-from triage.rules.engine import Investigation, RunRec, SignatureInfo, evaluate
+from triage.rules.engine import Context, Investigation, RunRec, SignatureInfo, combined_command, evaluate
 from triage.rules.schema import RuleFile
 
 BASE = """
@@ -275,7 +275,7 @@ def test_bisect_finds_the_boundary_and_skips_crashes():
     assert (b.last_good, b.first_bad) == ("d1", "d6")
     assert [p.state for p in b.points] == ["good", "untested", "skipped", "untested", "untested", "bad"]
     assert b.remaining == ("d2", "d3", "d4", "d5")
-    assert b.next == "d3" and b.steps == 3
+    assert b.next == "d4" and b.steps == 3  # the skipped d3 is passed over, as `git bisect skip` does
     ev = evaluate(inv(extra, runs + [run("4", "x", 0.95, provenance={"image": "d4"}), run("5", "x", 0.88, provenance={"image": "d5"})]))
     (b,) = ev.bisects
     assert (b.last_good, b.first_bad, b.remaining, b.next) == ("d4", "d5", (), None)
@@ -286,3 +286,248 @@ def test_evaluation_is_deterministic():
     a, b = evaluate(inv(runs=runs)), evaluate(inv(runs=list(reversed(runs))))
     assert a.statuses == b.statuses
     assert sorted(e.key for e in a.evidence) == sorted(e.key for e in b.evidence)
+
+
+# --------------------------------------------------------------------------
+# Bisects
+
+BISECT = """
+bisects:
+  - id: image
+    axis: image
+    points: [d1, d2, d3, d4, d5]
+    good_when: {at_least: gate}
+    run: ci run -f image={point}
+"""
+
+
+def bisect_of(runs, extra=BISECT, signatures=None):
+    ev = evaluate(inv(extra, runs, signatures=signatures))
+    (b,) = ev.bisects
+    return ev, b
+
+
+def img(run_id, image, acc=None, **kw):
+    return run(run_id, "x", acc, provenance={"image": image}, **kw)
+
+
+def test_bisect_next_point_and_its_command_fill_the_run_template():
+    ev, b = bisect_of([img("1", "d1", 0.941), img("2", "d5", 0.879)])
+    assert (b.last_good, b.first_bad, b.remaining) == ("d1", "d5", ("d2", "d3", "d4"))
+    assert b.next == "d3" and b.steps == 2 and not b.done
+    assert b.command == "ci run -f image=d3"
+    assert b.ends_ok and b.ends == "good end d1 is good; bad end d5 is bad"
+    s = next(s for s in ev.suggestions if s.kind == "bisect")
+    assert s.recipe == "bisect:image" and s.command == "ci run -f image=d3"
+    assert "midpoint of 3 untested point(s) between last good d1 and first bad d5" in s.why
+    assert s.outcomes == ("good ⇒ the first bad is after d3", "bad ⇒ the first bad is d3 or before it")
+    assert "ci run -f image=d3" in combined_command(inv(BISECT), ev.suggestions)
+
+
+def test_bisect_point_measured_twice_with_different_verdicts_is_flaky():
+    runs = [img("1", "d1", 0.941), img("2", "d3", 0.945), img("3", "d3", 0.879), img("4", "d5", 0.879)]
+    ev, b = bisect_of(runs)
+    d3 = b.points[2]
+    assert d3.state == "flaky"
+    assert d3.reason.startswith("good in 2 but bad in 3: re-run it to settle")
+    assert set(d3.runs) == {"2/x", "3/x"}
+    # neither end of the search moves onto a flaky point; untested points come first
+    assert (b.last_good, b.first_bad, b.next) == ("d1", "d5", "d2")
+    assert any(w.kind == "bisect" and "point d3 is flaky" in w.message for w in ev.warnings)
+
+
+def test_bisect_infra_failures_and_crashes_skip_a_point_never_make_it_bad():
+    sigs = {"blob": SignatureInfo("blob", "infra", "log purged", "re-run")}
+    runs = [img("1", "d1", 0.941), img("2", "d2", 0.50, signature="blob"), img("3", "d3", status="crashed"),
+            img("4", "d4", 0.20, status="error"), img("5", "d5", 0.879)]
+    _, b = bisect_of(runs, signatures=sigs)
+    assert [p.state for p in b.points] == ["good", "skipped", "skipped", "skipped", "bad"]
+    assert "known failure blob (infra)" in b.points[1].reason
+    assert (b.last_good, b.first_bad) == ("d1", "d5")  # not d2: an infra failure is no bad point
+    assert b.next == "d3"  # with nothing untested left, a skipped point is re-run
+    # a valid run beside a crashed one decides the point; the crash is named, not counted
+    _, b = bisect_of(runs[:2] + [img("6", "d2", 0.88)] + runs[4:], signatures=sigs)
+    assert b.points[1].state == "bad" and "not counted: 2 failed, known failure blob (infra)" in b.points[1].reason
+
+
+def test_bisect_checks_its_ends_first():
+    _, b = bisect_of([img("1", "d3", 0.879)])
+    assert b.next == "d1" and not b.ends_ok
+    assert b.ends == "good end d1 not tested yet; bad end d5 not tested yet"
+    assert b.steps == 2  # d1 itself, then d2
+    _, b = bisect_of([img("1", "d1", 0.879), img("2", "d5", 0.879)])
+    assert b.next is None and b.command is None
+    assert "the good end d1 is bad: the regression is older than this range" in b.notes[0]
+    _, b = bisect_of([img("1", "d1", 0.941), img("2", "d5", 0.941)])
+    assert b.next is None and "the bad end d5 is good: nothing regressed in this range" in b.notes[0]
+
+
+def test_bisect_config_filter_and_axis_keys_in_the_command():
+    extra = """
+    bisects:
+      - id: pv
+        axis: [python, image]
+        config: base-leg
+        points: [[old, i1], [old, i2], [new, i2]]
+        good_when: {at_least: gate}
+        run: ci -f python={python} -f image={image}
+    """
+    runs = [run("1", "base-leg", 0.941, provenance={"python": "old", "image": "i1"}),
+            run("2", "mtp-leg", 0.95, provenance={"python": "new", "image": "i2"}),  # another leg: not counted
+            run("3", "base-leg", 0.879, provenance={"python": "new", "image": "i2"})]
+    _, b = bisect_of(runs, extra)
+    assert [p.state for p in b.points] == ["good", "untested", "bad"]
+    assert b.next == "old + i2" and b.command == "ci -f python=old -f image=i2"
+
+
+# --------------------------------------------------------------------------
+# Confounds
+
+CONFOUND = """
+recipes:
+  - id: swap
+    base: base
+    change: backend a -> b
+    vary: {backend: b}
+    tests: [backend]
+    predicts: {backend: recovers}
+"""
+
+
+def confound_inv(runs, ignore="[runner]", base_run=""):
+    base = BASE.split("recipes:")[0].replace("  gate: 0.92\n", f"  gate: 0.92\n  ignore_provenance: {ignore}\n")
+    extra = CONFOUND + (f"    base_run: {base_run}\n" if base_run else "")
+    return evaluate(inv(extra, runs, base=base))
+
+
+def test_a_run_that_differs_from_its_base_in_an_undeclared_variable_is_confounded():
+    base_run = run("b1", "base", 0.878, provenance={"sha": "a", "image": "jun23", "runner": "r1", "backend": "a"})
+    swap = run("s1", "swap", 0.879, provenance={"sha": "a", "image": "latest", "runner": "r2", "backend": "b",
+                                                "only-here": "x"})
+    ev = confound_inv([base_run, swap])
+    assert [(c.run, c.key, c.value, c.base_value) for c in ev.confounds] == [("s1/swap", "image", "latest", "jun23")]
+    (w,) = [w for w in ev.warnings if w.kind == "confound"]
+    assert w.message == ("run s1 (swap): image is latest, its base base (b1) ran jun23; "
+                         "the recipe does not declare image")
+    (e,) = evidence_for(ev, "backend")
+    assert "confounded" in e.flags and e.verdict == "rules_out"  # the evidence stays, marked
+    assert ev.readings["s1/swap"] == "≈ bad, fails gate; confounded (image)"
+    # runner would differ too, but the investigation ignores it; declared keys never count
+    ev = confound_inv([base_run, swap], ignore="[]")
+    assert sorted(c.key for c in ev.confounds) == ["image", "runner"]
+
+
+def test_same_provenance_is_no_confound_and_base_run_can_be_pinned():
+    old = run("b0", "base", 0.878, provenance={"image": "latest"}, time="2026-06-01T00:00:00+00:00")
+    new = run("b1", "base", 0.878, provenance={"image": "jun23"}, time="2026-06-02T00:00:00+00:00")
+    swap = run("s1", "swap", 0.879, provenance={"image": "latest"}, time="2026-06-03T00:00:00+00:00")
+    assert [c.base_run for c in confound_inv([old, new, swap]).confounds] == ["b1/base"]  # newest base run
+    assert confound_inv([old, new, swap], base_run="b0").confounds == []
+
+
+def test_a_declared_variable_the_run_did_not_get_is_reported():
+    swap = run("s1", "swap", 0.879, provenance={"backend": "a"})
+    ev = confound_inv([swap])
+    (c,) = ev.confounds
+    assert (c.key, c.value, c.declared, c.base_value) == ("backend", "a", "b", None)
+    assert "the recipe sets backend=b, the run recorded backend=a" in c.message(Context(inv(CONFOUND, [swap])))
+
+
+def test_invalid_runs_are_not_checked_for_confounds():
+    base_run = run("b1", "base", 0.878, provenance={"image": "jun23"})
+    crashed = run("s1", "swap", status="crashed", provenance={"image": "latest"})
+    assert confound_inv([base_run, crashed]).confounds == []
+
+
+# --------------------------------------------------------------------------
+# Suggestions
+
+RANKING = BASE.split("hypotheses:")[0] + """
+hypotheses:
+  - {id: h1, title: One}
+  - {id: h2, title: Two}
+  - {id: h3, title: Three}
+  - {id: h4, title: Four}
+recipes:
+  - id: narrow
+    tests: [h1]
+    predicts: {h1: recovers}
+    run: ci -f configs={ids}
+  - id: wide
+    predicts: {h1: recovers, h2: recovers, h3: same_as_bad}
+    run: ci -f configs={ids}
+  - id: pricey
+    predicts: {h1: recovers, h2: recovers}
+    cost: 4
+    run: ci -f configs={ids}
+"""
+
+
+def test_recipes_rank_by_the_open_hypotheses_they_split_per_unit_of_cost():
+    ev = evaluate(inv(base=RANKING))
+    assert [(s.recipe, s.score) for s in ev.suggestions] == [("wide", 2.5), ("narrow", 1.0), ("pricey", 0.5)]
+    wide = ev.suggestions[0]
+    assert wide.tests == ("h1", "h2", "h3") and wide.state == "never run"
+    assert wide.outcomes == ("recovers to good ⇒ h1 confirmed, h2 confirmed, h3 ruled out",
+                             "stays ≈ bad ⇒ h3 supported, h1 ruled out, h2 ruled out")
+    assert ev.untested == ["h4"]
+    assert combined_command(inv(base=RANKING), ev.suggestions) == "ci -f configs=wide,narrow,pricey"
+    # once `narrow` has run and ruled h1 out, neither it nor h1 counts any more
+    ev = evaluate(inv(runs=[run("1", "narrow", 0.879)], base=RANKING))
+    assert [(s.recipe, s.score) for s in ev.suggestions] == [("wide", 1.5), ("pricey", 0.25)]
+
+
+def test_a_recipe_run_validly_is_not_suggested_again_but_a_crashed_one_is_with_its_remedy():
+    sigs = {"abort": SignatureInfo("abort", "crash", "aborted at init", "probe the code instead"),
+            "blob": SignatureInfo("blob", "infra", "log purged", "re-run")}
+    runs = [run("1", "narrow", 0.879), run("2", "wide", status="crashed", signature="abort"),
+            run("3", "pricey", status="error", signature="blob")]
+    ev = evaluate(inv(runs=runs, base=RANKING, signatures=sigs))
+    by = {s.recipe: s for s in ev.suggestions}
+    assert "narrow" not in by
+    assert by["wide"].state == "no valid run yet: crashed, known failure abort (crash)"
+    assert by["wide"].advice == "fix first: abort (crash): probe the code instead"
+    assert by["pricey"].advice == ""  # an infra failure only needs a re-run
+    states = {s.recipe: s.state for s in ev.recipes}
+    assert states == {"narrow": "run", "wide": "no-valid-run", "pricey": "no-valid-run"}
+
+
+def test_cant_tell_says_how_many_samples_would_decide():
+    ev = evaluate(inv(runs=[run("1", "eager", 0.91, n=100)]))
+    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
+    assert s.state == "can't tell yet"
+    (e,) = [e for e in evidence_for(ev, "graph") if e.verdict == "inconclusive"]
+    n = max((int(x.split("≥ ")[1].split(" ")[0].replace(",", "")) for x in e.needed))  # vs good and vs bad
+    assert len(e.needed) == 2 and s.advice == f"re-run with n ≥ {n:,} samples per run (it had n=100)"
+    assert n > 100
+    assert next(r for r in ev.recipes if r.recipe == "eager").state == "cant-tell"
+
+
+def test_cant_tell_over_repeats_says_how_many_more_runs():
+    base = BASE.replace("    bad: {value: 0.878, n: 1319}\n    good: {value: 0.944, n: 1319}\n",
+                        "    bad: {value: 80}\n    good: {value: 100}\n").replace("  gate: 0.92\n", "  gate: 90\n")
+    runs = [run("1", "eager", 92.0, n=None), run("2", "eager", 104.0, n=None)]
+    ev = evaluate(inv(runs=runs, base=base))
+    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
+    assert s.state == "can't tell yet"
+    k = int(s.advice.split("(≥ ")[1].split(" ")[0])
+    assert s.advice == f"run it {k - 2} more times (≥ {k} repeats; it has 2)"
+
+
+def test_a_confirmed_parent_makes_its_open_children_the_next_level():
+    base = RANKING.replace("  - {id: h4, title: Four}\n",
+                           "  - {id: h4, title: Four}\n  - {id: c1, title: Child one, parent: h4}\n"
+                           "  - {id: c2, title: Child two, parent: h4}\n")
+    base += """
+  - id: child-probe
+    predicts: {c1: recovers}
+  - id: other-probe
+    predicts: {h3: recovers}
+evidence:
+  - {hypothesis: h4, verdict: confirms, because: the image swap}
+"""
+    ev = evaluate(inv(base=base))
+    assert ev.next_level == {"h4": ["c1", "c2"]}
+    assert "c2" in ev.untested
+    order = [s.recipe for s in ev.suggestions]
+    assert order.index("child-probe") < order.index("other-probe")  # same score: the next level first

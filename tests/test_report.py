@@ -29,15 +29,29 @@ def gfm(text: str) -> str:
     return cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
 
 
+MERMAID = re.compile(r"^```mermaid\n(.*?)^```$", re.S | re.M)
+
+
+def table(html: str, first_header: str) -> list[str]:
+    """The rows of the rendered table whose first header cell is ``first_header``."""
+    for t in html.split("<table>")[1:]:
+        head = re.search(r"<th(?: [^>]*)?>(.*?)</th>", t, re.S)
+        if head and head.group(1) == first_header:
+            return re.findall(r"<tr>(.*?)</tr>", t.split("</table>")[0], re.S)
+    raise AssertionError(f"no table starting with {first_header!r}")
+
+
 def test_markdown_renders_as_gfm_tables_with_the_marker(cli, seeded):
     text = render(cli, "markdown")
     html = gfm(text)
-    assert html.count("<table>") == 5  # summary, all evidence, runs, two bisects
+    assert html.count("<table>") == 6  # summary, all evidence, experiments, runs, two bisects
     # the elimination summary has one row per hypothesis, three cells each
-    summary = html.split("<table>")[1]
-    rows = re.findall(r"<tr>(.*?)</tr>", summary, re.S)
+    rows = table(html, "hypothesis")
     assert len(rows) == 1 + 19
     assert all(r.count("<td>") == 3 for r in rows[1:])
+    experiments = table(html, "recipe")
+    assert len(experiments) == 1 + 9 and all(r.count("<td>") == 4 for r in experiments[1:])
+    assert html.count('<pre lang="mermaid">') == 3  # the metric chart and two bisect strips
     assert text.rstrip().endswith("<!-- triage:investigation=kimik26-disagg -->")
     assert "<!-- triage:investigation=kimik26-disagg -->" in html
     assert len(text) < 65536
@@ -50,11 +64,16 @@ def test_hostile_text_cannot_break_tables_or_the_marker(cli, seeded):
     assert r.code == 0, r.err
     text = render(cli, "markdown")
     html = gfm(text)
-    runs_table = html.split("<table>")[3]
-    for row in re.findall(r"<tr>(.*?)</tr>", runs_table, re.S)[1:]:
+    for row in table(html, "run")[1:]:
         assert row.count("<td>") == 5
     assert "<script>" not in html
-    assert text.count("<!--") == 1 and text.count("-->") == 1
+    # In a Mermaid block "-->" is an arrow (syntax); everywhere else only the marker closes a comment.
+    diagrams = MERMAID.findall(text)
+    assert len(diagrams) == 3
+    assert text.count("<!--") == 1 and MERMAID.sub("", text).count("-->") == 1
+    assert "x | y" in diagrams[0]  # the hostile config is in the chart, defused
+    for d in diagrams:
+        assert "<!--" not in d and "</td>" not in d and "```" not in d and "<script" not in d
     assert re.search(r"(?<![\w&;])@octocat", html) is None
 
 
@@ -83,3 +102,41 @@ def test_json_report_is_valid_and_sorted(cli, seeded):
     data = json.loads(render(cli, "json"))
     ids = [h["id"] for h in data["hypotheses"]]
     assert ids[0] == "runtime-args" and len(ids) == 19
+
+
+def test_hypotheses_are_shown_as_a_tree_children_under_their_parent():
+    from triage.render.report import build, to_markdown
+    from triage.rules.engine import evaluate
+    from tests.test_engine import BASE, inv
+
+    base = BASE.replace("  - {id: mode, title: Mode}\n",
+                        "  - {id: mode, title: Mode}\n  - {id: late-child, title: Late child, parent: backend}\n"
+                        "  - {id: grandchild, title: Grandchild, parent: late-child}\n"
+                        "  - {id: second, title: Second child, parent: backend}\n")
+    bundle = inv(base=base)
+    model = build(bundle, evaluate(bundle))
+    nb = "\u00a0"
+    assert [(h["tree"], h["id"]) for h in model["hypotheses"]] == [
+        ("", "backend"),
+        (f"├─{nb}", "late-child"),
+        (f"│{nb}{nb}└─{nb}", "grandchild"),
+        (f"└─{nb}", "second"),
+        ("", "graph"),
+        ("", "mode"),
+    ]
+    rows = table(gfm(to_markdown(model)), "hypothesis")
+    assert "│\u00a0\u00a0└─\u00a0Grandchild" in rows[3]
+
+
+def test_a_suggestion_without_a_run_template_says_to_start_it_by_hand():
+    from triage.render.report import build, to_markdown, to_text
+    from triage.rules.engine import evaluate
+    from tests.test_engine import BASE, inv
+
+    bundle = inv(base=BASE.replace("    run: ci run -f configs={ids}\n  - id: eager", "  - id: eager"))
+    model = build(bundle, evaluate(bundle))
+    assert [s["command"] is None for s in model["suggestions"]] == [True, False]
+    assert model["command"] == "ci run -f configs=eager"
+    assert "1. **swap** — never run; decides `backend`, `mode` *(no `run:` template: start it by hand)*" in \
+        to_markdown(model)
+    assert "1. swap: never run; decides backend, mode (no run: template: start it by hand)" in to_text(model)

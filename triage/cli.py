@@ -147,6 +147,7 @@ def add_run(
 
     Example:
 
+    \b
       triage add-run --pr 30433 --run-id 28907609511 \\
           --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
           --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
@@ -187,45 +188,192 @@ def add_run(
             typer.echo(f"  {hid}: {before} → {after}")
 
 
+def _check_format(value: str, *allowed: str) -> None:
+    if value not in allowed:
+        raise InputError(f"--format {value!r}: expected {', '.join(allowed[:-1])} or {allowed[-1]}")
+
+
+def _terminal(output: Optional[Path]) -> tuple[int, bool]:
+    """Width and colour for text written to a terminal (110 columns, no colour otherwise)."""
+    if output is None and sys.stdout.isatty():
+        import shutil
+
+        return max(80, shutil.get_terminal_size().columns), not os.environ.get("NO_COLOR")
+    return 110, False
+
+
+def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
+    """Hypotheses of other investigations that read like ``hypotheses``, with how they were decided."""
+    from triage.kb import store
+    from triage.rules import similar
+
+    others = store.known_hypotheses(s, inv.id)
+    return [similar.view(x) for x in similar.find_similar(hypotheses, others, threshold=min_score)]
+
+
+def _since(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:
+    from triage.ingest.runs import parse_since
+    from triage.kb import store
+
+    if since is None:
+        return None
+    if since == "last-post":
+        at = store.last_post_time(s, inv.id)
+        if at is None:
+            raise InputError(f"--since last-post: {inv.repo}#{inv.pr} has no posted report yet; "
+                             "give a time (2026-06-26T12:00Z) or an age (2d)")
+        label = f"the last report ({at:%Y-%m-%d %H:%M} UTC)"
+    else:
+        at = parse_since(since, store.now())
+        label = f"{at:%Y-%m-%d %H:%M} UTC"
+    return store.since_view(s, inv, at, label)
+
+
+SINCE_HELP = "Add a 'new since' line: last-post, an ISO 8601 time, or an age such as 12h, 2d, 1w."
+
+
 @app.command()
 def report(
     pr: PR_OPT,
     format: Annotated[str, typer.Option("--format", "-f", help="markdown (the PR comment), json or text.")] = "markdown",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
     templates: Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help=SINCE_HELP)] = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Evaluate the rules and render the report.
 
     Examples:
 
+    \b
       triage report --pr 30433                 # markdown, as posted to the PR
       triage report --pr 30433 --format text   # for the terminal
       triage report --pr 30433 --format json -o report.json
+      triage report --pr 30433 --since last-post   # what arrived since the last posted report
+      triage report --pr 30433 --since 2d          # … or in the last two days
     """
     from triage.kb import store
     from triage.render import report as render
+    from triage.rules.similar import DEFAULT_THRESHOLD
 
-    if format not in ("markdown", "json", "text"):
-        raise InputError(f"--format {format!r}: expected markdown, json or text")
+    _check_format(format, "markdown", "json", "text")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        bundle, ev, _ = _evaluate(s, inv)
+        since_view = _since(s, inv, since)
+        no_recipe = [h for h in bundle.hypotheses if h.id in ev.untested]
+        seen = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+    model = render.build(bundle, ev, since=since_view, similar=seen)
+    if format == "json":
+        text = render.to_json(model)
+    elif format == "text":
+        width, color = _terminal(output)
+        text = render.to_text(model, width=width, color=color)
+    else:
+        text = render.to_markdown(model, templates)
+    _write(text, output)
+
+
+@app.command()
+def bisect(
+    pr: PR_OPT,
+    id_: Annotated[Optional[List[str]], typer.Option("--id", help="Only this bisect (repeatable; default: all).")] = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    repo: REPO_OPT = None,
+) -> None:
+    """Show each bisect: its points, the ends check, last good, first bad, and the next point to run.
+
+    Example:
+
+    \b
+      triage bisect --pr 30433
+      triage bisect --pr 30433 --id image --format json
+
+    A point is good or bad through the bisect's good_when (noise-aware); a
+    crashed, errored, cancelled, excluded or known-failure run skips its point,
+    never makes it bad; two runs of one point with different verdicts make it
+    flaky.  The next point is the midpoint of the untested points between last
+    good and first bad; with the bisect's run: template, its command is shown.
+    """
+    import json
+
+    from triage.kb import store
+    from triage.render import report as render
+
+    _check_format(format, "text", "json")
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
         bundle, ev, _ = _evaluate(s, inv)
     model = render.build(bundle, ev)
+    known = [b["id"] for b in model["bisects"]]
+    if not known:
+        raise InputError(f"{inv.repo}#{inv.pr} has no bisects: add one under bisects: in its rule file")
+    unknown = [i for i in id_ or [] if i not in known]
+    if unknown:
+        raise InputError(f"--id {unknown[0]!r}: no such bisect; known: {', '.join(known)}")
+    model["bisects"] = [b for b in model["bisects"] if not id_ or b["id"] in id_]
     if format == "json":
-        text = render.to_json(model)
-    elif format == "text":
-        color = output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        width = 110
-        if output is None and sys.stdout.isatty():
-            import shutil
+        keys = ("id", "title", "axis", "last_good", "first_bad", "next", "remaining", "steps", "ends", "ends_ok",
+                "done", "command", "notes", "points")
+        typer.echo(json.dumps([{k: b[k] for k in keys} for b in model["bisects"]], indent=2, ensure_ascii=False))
+        return
+    width, color = _terminal(None)
+    sys.stdout.write(render.bisects_to_text(model, width=width, color=color))
 
-            width = max(80, shutil.get_terminal_size().columns)
-        text = render.to_text(model, width=width, color=bool(color))
-    else:
-        text = render.to_markdown(model, templates)
-    _write(text, output)
+
+@app.command()
+def similar(
+    pr: PR_OPT,
+    hypothesis: Annotated[Optional[List[str]], typer.Option("--hypothesis", help="Match this hypothesis (repeatable; default: the open ones no recipe tests).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Match every hypothesis that is not decided yet.")] = False,
+    min_score: Annotated[float, typer.Option("--min-score", min=0, max=100, help="Similarity (0-100) a match needs.")] = 70.0,
+    format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    repo: REPO_OPT = None,
+) -> None:
+    """Find hypotheses in other investigations that read alike, and how they were decided.
+
+    Example:
+
+    \b
+      triage similar --pr 30433                       # the open hypotheses with no recipe
+      triage similar --pr 30433 --hypothesis image-aiter --min-score 60
+
+    Titles and text are compared with rapidfuzz (token set and token sort
+    ratios, stop words dropped); each match shows the other investigation,
+    its status there, and the recipes and evidence that decided it.
+    """
+    import json
+
+    from triage.kb import store
+    from triage.rules.engine import UNDECIDED
+
+    _check_format(format, "text", "json")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        bundle, ev, _ = _evaluate(s, inv)
+        known = {h.id: h for h in bundle.hypotheses}
+        for h in hypothesis or []:
+            if h not in known:
+                raise InputError(f"--hypothesis {h!r}: no such hypothesis in {inv.repo}#{inv.pr}")
+        if hypothesis:
+            targets = [known[h] for h in hypothesis]
+        elif all_:
+            targets = [h for h in bundle.hypotheses if ev.statuses.get(h.id) in UNDECIDED]
+        else:
+            targets = [h for h in bundle.hypotheses if h.id in ev.untested]
+        matches = _seen_elsewhere(s, inv, targets, min_score) if targets else []
+    if format == "json":
+        typer.echo(json.dumps(matches, indent=2, ensure_ascii=False))
+        return
+    if not targets:
+        typer.echo("Every open hypothesis has a recipe; name one with --hypothesis or use --all.")
+        return
+    from triage.render.report import similar_to_text
+
+    sys.stdout.write(similar_to_text(targets, matches, min_score))
 
 
 @app.command()
@@ -236,6 +384,7 @@ def check(
 
     Example:
 
+    \b
       triage check rules/
       triage check rules/kimik26-disagg.yaml
 
@@ -300,6 +449,7 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage hypotheses --pr 30433
     """
     from rich.console import Console
@@ -320,7 +470,7 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
     table.add_column("evidence", ratio=3)
     for h in model["hypotheses"]:
         reason = "; ".join(x["reason"] for x in h["summary"]) or "—"
-        table.add_row(("  " * h["depth"]) + h["id"], h["title"], STATUS_WORDS[h["status"]], reason)
+        table.add_row(h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], reason)
     Console(highlight=False).print(table)
 
 
@@ -330,6 +480,7 @@ def history(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage history --pr 30433
     """
     from triage.kb import store
@@ -359,6 +510,7 @@ def import_(
 
     Example:
 
+    \b
       triage import examples/kimik26-disagg.runs.jsonl
 
     Each line is one JSON object (see `triage export`). A bad record names its
@@ -386,6 +538,7 @@ def export(
 
     Example:
 
+    \b
       triage export --pr 30433 -o runs.jsonl
     """
     from triage.ingest.records import dumps, run_to_record
@@ -404,6 +557,7 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage runs list --pr 30433
     """
     from rich.console import Console
@@ -458,6 +612,7 @@ def runs_exclude(
 
     Example:
 
+    \b
       triage runs exclude 28903343346 --because "based on plain main, not #30386"
     """
     if not because.strip():
@@ -476,6 +631,7 @@ def runs_include(
 
     Example:
 
+    \b
       triage runs include 28903343346
     """
     _set_excluded(pr, repo, run, config, False, None)
@@ -495,6 +651,7 @@ def evidence_add(
 
     Example:
 
+    \b
       triage evidence add --pr 30433 --hypothesis runtime-args --verdict rules_out \\
           --because "kv_cache_dtype, chunked_prefill, mem_fraction identical in both legs" --author alice
     """

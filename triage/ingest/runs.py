@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Optional
 
 from triage.errors import InputError
@@ -75,6 +75,25 @@ def parse_time(text: Optional[str]) -> Optional[datetime]:
     if value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
     return value.astimezone(timezone.utc)
+
+
+_AGE = re.compile(r"^(\d+)\s*([mhdw])$")
+_AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    """``--since``: an ISO 8601 time, or an age before ``now`` such as ``90m``, ``12h``, ``2d``, ``1w``."""
+    age = _AGE.match(text.strip())
+    if age:
+        return now - timedelta(**{_AGE_UNITS[age.group(2)]: int(age.group(1))})
+    try:
+        value = parse_time(text)
+    except InputError:
+        value = None
+    if value is None:
+        raise InputError(f"--since {text!r}: expected last-post, an ISO 8601 time (2026-06-26T12:00Z) "
+                         "or an age such as 12h, 2d or 1w")
+    return value
 
 
 def normalise_metrics(raw: Any, where: str) -> dict[str, dict]:

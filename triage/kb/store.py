@@ -435,3 +435,80 @@ def add_manual_evidence(s: Session, iid: str, hypothesis: str, verdict: str, rea
     s.add(row)
     s.flush()
     return row
+
+
+# --------------------------------------------------------------------------
+# What changed since a time; what other investigations decided
+
+
+def _utc(t: datetime) -> datetime:
+    """Stored times come back naive from SQLite: they are UTC."""
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
+def last_post_time(s: Session, iid: str) -> Optional[datetime]:
+    """When the investigation's report was last posted (the newest ``Post``), or None."""
+    q = select(m.Post).where(m.Post.investigation_id == iid).order_by(m.Post.at.desc(), m.Post.pk.desc())
+    row = s.execute(q).scalars().first()
+    return _utc(row.at) if row is not None else None
+
+
+def since_view(s: Session, inv: m.Investigation, at: datetime, label: str) -> dict:
+    """Runs recorded or updated after ``at``, and the statuses that changed since.
+
+    A hypothesis that changed several times shows its status before ``at``
+    and its status now; one that changed and changed back is left out.
+    """
+    at = _utc(at)
+    prefix = inv.spec.get("config_prefix") or ""
+
+    def name(r: m.Run) -> str:
+        short = r.config[len(prefix):] if prefix and r.config.startswith(prefix) and r.config != prefix else r.config
+        return f"{r.run_id} ({short})"
+
+    runs = runs_of(s, inv.id)
+    new = [name(r) for r in runs if _utc(r.created_at) > at]
+    updated = [name(r) for r in runs if _utc(r.created_at) <= at < _utc(r.updated_at)]
+    first: dict[str, Optional[str]] = {}
+    last: dict[str, str] = {}
+    for c in status_history(s, inv.id):
+        if _utc(c.at) > at:
+            first.setdefault(c.hypothesis_id, c.previous)
+            last[c.hypothesis_id] = c.status
+    changes = [{"hypothesis": h, "previous": first[h], "status": last[h]} for h in last if first[h] != last[h]]
+    return {"label": label, "at": at.isoformat(timespec="seconds"), "runs": new, "updated": updated,
+            "changes": changes}
+
+
+def known_hypotheses(s: Session, exclude: str) -> list[Any]:
+    """Every other investigation's hypotheses with their stored status and the
+    evidence that decided them (the engine's last evaluation), for ``similar``."""
+    from triage.rules.similar import Decision, KnownHypothesis
+
+    deciding = {"ruled_out": ("rules_out",), "confirmed": ("confirms",), "conflicting": ("rules_out", "confirms")}
+    out = []
+    for inv in list_investigations(s):
+        if inv.id == exclude:
+            continue
+        recipes = {r.id: r.spec for r in s.execute(select(m.Recipe).where(m.Recipe.investigation_id == inv.id)).scalars()}
+        active = s.execute(select(m.Evidence).where(m.Evidence.investigation_id == inv.id,
+                                                    m.Evidence.retired_at.is_(None)).order_by(m.Evidence.pk)).scalars()
+        by_h: dict[str, list[m.Evidence]] = {}
+        for e in active:
+            if e.verdict != "inconclusive" and not {"superseded", "invalid-run"} & set(e.flags):
+                by_h.setdefault(e.hypothesis_id, []).append(e)
+        q = select(m.Hypothesis).where(m.Hypothesis.investigation_id == inv.id).order_by(m.Hypothesis.position)
+        for h in s.execute(q).scalars():
+            wanted = deciding.get(h.status, ("supports",))
+            decisions = []
+            for e in by_h.get(h.id, []):
+                if e.verdict not in wanted:
+                    continue
+                configs = [k.partition("/")[2] for k in e.runs]
+                recipe = e.rule_id.partition(":")[2] if e.rule_id.startswith("predicts:") else next(
+                    (c for c in configs if c in recipes), None)
+                change = recipes.get(recipe, {}).get("change", "") if recipe else ""
+                decisions.append(Decision(recipe, change, e.rule_id, e.verdict, e.reason, tuple(e.runs)))
+            out.append(KnownHypothesis(inv.id, inv.repo, inv.pr, h.id, h.title, h.spec.get("text", ""), h.status,
+                                       tuple(decisions)))
+    return out

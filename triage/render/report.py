@@ -47,8 +47,20 @@ def _metric_text(metrics: dict, name: str) -> Optional[str]:
     return fmt(value) + (f" (n={n})" if n else "")
 
 
-def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None) -> dict:
-    """The view model every renderer reads."""
+VERDICT_WORDS = {"rules_out": "ruled out", "confirms": "confirmed", "supports": "supported"}
+RECIPE_STATE_WORDS = {"never-run": "not run yet", "no-valid-run": "no valid run", "cant-tell": "can't tell",
+                      "run": "ran"}
+
+
+def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
+          similar: Optional[list] = None) -> dict:
+    """The view model every renderer reads.
+
+    ``since`` (from ``store.since_view``) adds the "new since" line;
+    ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
+    elsewhere" section.
+    """
+    from triage.render import pictures
     from triage.rules.engine import combined_command, num
 
     spec = bundle.spec
@@ -61,9 +73,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         run_id, _, config = key.partition("/")
         return {"run_id": run_id, "config": config, "url": url_of.get(key)}
 
-    hyps = []
+    parents = {x.id: x.parent for x in bundle.hypotheses}
     titles = {h.id: h.title for h in bundle.hypotheses}
-    for h in bundle.hypotheses:
+    hyps = []
+    for h, tree in _tree(bundle.hypotheses):
         status = ev.statuses.get(h.id, "open")
         items = [e for e in ev.evidence if e.hypothesis == h.id]
         decisive = [e for e in items if e.counts and e.verdict in DECISIVE[status] and "invalid-run" not in e.flags]
@@ -78,7 +91,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "status": status,
             "status_word": STATUS_WORDS[status],
             "icon": STATUS_ICONS[status],
-            "depth": _depth(h.id, {x.id: x.parent for x in bundle.hypotheses}),
+            "depth": _depth(h.id, parents),
+            "tree": tree,
             "summary": [{"reason": e.summary or e.reason, "runs": [run_ref(k) for k in e.runs], "flags": list(e.flags),
                          "verdict": e.verdict} for e in decisive],
             "not_counted": not_counted,
@@ -117,6 +131,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "value": _metric_text(r.metrics, spec.metric),
             "other_metrics": other,
             "reading": ev.readings.get(r.key, ""),
+            "valid": r.key not in ev.invalid,
             "note": r.note,
             "excluded": r.excluded,
             "metrics": {k: ({"value": v, "n": n} if n else {"value": v}) for k, (v, n) in sorted(r.metrics.items())},
@@ -127,8 +142,9 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     for name, (m, label) in ev.references.items():
         refs[name] = {"value": m.value if m else None, "n": m.n if m else None, "label": label}
 
-    bisects = [
-        {
+    bisects = []
+    for b in ev.bisects:
+        view = {
             "id": b.id,
             "title": b.title,
             "axis": b.axis,
@@ -137,19 +153,26 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "next": b.next,
             "remaining": list(b.remaining),
             "steps": b.steps,
-            "points": [{"label": p.label, "state": p.state, "runs": [run_ref(k) for k in p.runs], "reason": p.reason}
-                       for p in b.points],
+            "ends": b.ends,
+            "ends_ok": b.ends_ok,
+            "done": b.done,
+            "command": b.command,
+            "points": [{"label": p.label, "state": p.state, "value": p.value, "runs": [run_ref(k) for k in p.runs],
+                        "reason": p.reason} for p in b.points],
             "notes": list(b.notes),
         }
-        for b in ev.bisects
-    ]
+        view["strip"] = pictures.bisect_strip(view)
+        view["text_strip"] = pictures.text_strip(view)
+        bisects.append(view)
     suggestions = [
-        {"recipe": s.recipe, "tests": list(s.tests), "why": s.why, "command": s.command, "kind": s.kind}
+        {"recipe": s.recipe, "short": short(s.recipe), "tests": list(s.tests), "why": s.why, "command": s.command,
+         "kind": s.kind, "state": s.state, "outcomes": list(s.outcomes), "advice": s.advice,
+         "score": round(s.score, 3)}
         for s in ev.suggestions
     ]
     counts = {k: sum(1 for h in hyps if h["status"] == k) for k in STATUS_WORDS}
-    verdict = _verdict(hyps, counts, bisects)
-    return {
+    next_level = [{"parent": p, "title": titles.get(p, p), "children": list(cs)} for p, cs in ev.next_level.items()]
+    model = {
         "investigation": {
             "id": spec.id,
             "repo": spec.repo,
@@ -162,20 +185,93 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "links": dict(spec.links),
         },
         "references": refs,
-        "verdict": verdict,
+        "verdict": _verdict(hyps, counts, bisects, next_level, titles),
         "counts": counts,
         "hypotheses": hyps,
         "titles": titles,
+        "experiments": _experiments(bundle, ev, run_ref, short),
         "runs": run_rows,
         "bisects": bisects,
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
         "untested": list(ev.untested),
+        "next_level": next_level,
+        "confounds": [{"run_id": c.run.partition("/")[0], "config": c.run.partition("/")[2], "recipe": c.recipe,
+                       "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
+                       "declared": c.declared} for c in ev.confounds],
+        "similar": similar or [],
         "warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
         "changes": changes or {},
         "since": since,
         "marker": marker(spec.id),
     }
+    model["series"] = pictures.metric_series(model)
+    model["chart"] = pictures.metric_chart(model["series"])
+    return model
+
+
+def _tree(hypotheses: list) -> list[tuple[Any, str]]:
+    """Hypotheses in tree order (children right under their parent, in file
+    order) with the prefix that draws the tree: ``├─ ``, ``└─ ``, ``│  ``."""
+    ids = {h.id for h in hypotheses}
+    children: dict[Optional[str], list] = {}
+    for h in hypotheses:
+        children.setdefault(h.parent if h.parent in ids else None, []).append(h)
+    out: list[tuple[Any, str]] = []
+    nbsp = "\u00a0"  # spaces that a markdown table cell keeps
+
+    def walk(parent: Optional[str], lead: str) -> None:
+        kids = children.get(parent, [])
+        for i, h in enumerate(kids):
+            last = i == len(kids) - 1
+            prefix = "" if parent is None else lead + ("└─" if last else "├─") + nbsp
+            out.append((h, prefix))
+            if len(out) <= len(hypotheses):  # a cycle is refused by the loader; never loop here
+                walk(h.id, "" if parent is None else lead + ((nbsp * 3) if last else "│" + nbsp * 2))
+
+    walk(None, "")
+    return out
+
+
+def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
+    """One row per recipe: what it changed, what its runs read, what it decided."""
+    recipes = {r.id: r for r in bundle.recipes}
+    run_config = {r.key: r.config for r in bundle.runs}
+    values = {r.key: r.metrics.get(bundle.spec.metric) for r in bundle.runs}
+    rows = []
+    for st in ev.recipes:
+        recipe = recipes[st.recipe]
+        results = []
+        for key in st.runs:
+            value = values.get(key)
+            invalid = ev.invalid.get(key)
+            reading = invalid or ev.readings.get(key, "")
+            text = f"{fmt(value[0])} ({reading})" if value and not invalid else reading
+            results.append({"run": run_ref(key), "text": text, "valid": invalid is None})
+        decided: dict[str, dict] = {}
+        for e in ev.evidence:
+            if not (e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags
+                    and set(e.runs) & set(st.valid)):
+                continue
+            others = sorted({short(run_config[k]) for k in e.runs if k in run_config and run_config[k] != st.recipe})
+            row = decided.setdefault(e.hypothesis, {"hypothesis": e.hypothesis, "verdict": e.verdict,
+                                                    "word": VERDICT_WORDS[e.verdict], "with": others,
+                                                    "confounded": "confounded" in e.flags})
+            if e.verdict in ("rules_out", "confirms") and row["verdict"] == "supports":
+                row.update(verdict=e.verdict, word=VERDICT_WORDS[e.verdict])
+        rows.append({
+            "recipe": st.recipe,
+            "short": short(st.recipe),
+            "change": recipe.change,
+            "state": st.state,
+            "state_word": RECIPE_STATE_WORDS[st.state],
+            "why": st.why,
+            "needed": list(st.needed),
+            "results": results,
+            "decided": list(decided.values()),
+            "confounded": list(st.confounded),
+        })
+    return rows
 
 
 def _shortener(prefix: Optional[str]) -> Any:
@@ -194,12 +290,16 @@ def _depth(hid: str, parents: dict) -> int:
     return d
 
 
-def _verdict(hyps: list[dict], counts: dict, bisects: list[dict]) -> list[str]:
+def _verdict(hyps: list[dict], counts: dict, bisects: list[dict], next_level: list[dict],
+             titles: dict) -> list[str]:
     """Plain sentences: what is known so far, most decisive first."""
     lines = []
     confirmed = [h for h in hyps if h["status"] == "confirmed"]
     for h in confirmed:
         lines.append(f"Confirmed: {h['title']}.")
+    for level in next_level:
+        lines.append(f"Next level under {level['title']}: " + "; ".join(titles.get(c, c) for c in level["children"])
+                     + ".")
     for b in bisects:
         if b["last_good"] and b["first_bad"]:
             lines.append(f"Bisect {b['title']}: last good {b['last_good']}, first bad {b['first_bad']}"
@@ -213,7 +313,8 @@ def _verdict(hyps: list[dict], counts: dict, bisects: list[dict]) -> list[str]:
     inc = [h["title"] for h in hyps if h["status"] == "inconclusive"]
     if inc:
         lines.append("Inconclusive: " + "; ".join(inc) + ".")
-    still = [h["title"] for h in hyps if h["status"] == "open"]
+    level = {c for x in next_level for c in x["children"]}
+    still = [h["title"] for h in hyps if h["status"] == "open" and h["id"] not in level]
     if still:
         lines.append("Still open: " + "; ".join(still) + ".")
     return lines
@@ -245,16 +346,29 @@ def to_json(model: dict) -> str:
             }
             for r in model["runs"]
         ],
+        "experiments": [
+            {"recipe": x["recipe"], "state": x["state"], "runs": [r["run"]["run_id"] for r in x["results"]],
+             "decided": [{k: d[k] for k in ("hypothesis", "verdict", "confounded")} for d in x["decided"]],
+             "needed": x["needed"], "confounded": x["confounded"]}
+            for x in model["experiments"]
+        ],
         "bisects": [
-            {k: b[k] for k in ("id", "axis", "last_good", "first_bad", "next", "remaining", "steps", "points")}
+            {k: b[k] for k in ("id", "axis", "last_good", "first_bad", "next", "remaining", "steps", "ends",
+                               "ends_ok", "done", "command", "notes", "points")}
             for b in model["bisects"]
         ],
-        "suggestions": [{k: s[k] for k in ("recipe", "tests", "why", "command")} for s in model["suggestions"]],
+        "suggestions": [{k: s[k] for k in ("recipe", "kind", "tests", "score", "state", "why", "outcomes", "advice",
+                                           "command")} for s in model["suggestions"]],
         "command": model["command"],
         "untested_hypotheses": model["untested"],
+        "next_level": model["next_level"],
+        "confounds": model["confounds"],
+        "similar": model["similar"],
         "warnings": model["warnings"],
         "changes": model["changes"],
     }
+    if model["since"] is not None:
+        out["since"] = model["since"]
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -271,20 +385,23 @@ def to_markdown(model: dict, templates: Optional[str] = None) -> str:
 
 def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     """The terminal report: the same sections as rich tables."""
-    from io import StringIO
-
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    buf = StringIO()
-    con = Console(file=buf, width=width, color_system="auto" if color else None, force_terminal=color,
-                  highlight=False, emoji=False)
+    from triage.render import pictures
+
+    con, buf = _console(width, color)
     inv = model["investigation"]
+
+    def heading(text: str) -> None:
+        con.print(Text(text, style="bold underline"))
+
     con.print(Text(f"{inv['title']}  ({inv['repo']}#{inv['pr']})", style="bold"))
     con.print(_gate_line(model))
+    if model["since"] is not None:
+        con.print(Text(_since_line(model["since"]), style="italic"))
     con.print()
-    con.print(Text("Verdict so far", style="bold underline"))
+    heading("Verdict so far")
     for line in model["verdict"]:
         con.print(f"  {line}")
     con.print()
@@ -293,44 +410,190 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     t.add_column("status", no_wrap=True)
     t.add_column("evidence", ratio=5)
     for h in model["hypotheses"]:
-        reason = "\n".join(s["reason"] for s in h["summary"]) or "—"
-        t.add_row(("  " * h["depth"]) + h["title"], h["status_word"], reason)
+        reason = "\n".join(s["reason"] + (" (confounded)" if "confounded" in s["flags"] else "")
+                           for s in h["summary"]) or "—"
+        t.add_row(h["tree"] + h["title"], h["status_word"], reason)
     con.print(t)
+    t = Table(title="Experiments", title_justify="left", expand=True)
+    for col, ratio in (("recipe", 2), ("change vs base", 3), ("result", 3), ("decided", 3)):
+        t.add_column(col, ratio=ratio)
+    for x in model["experiments"]:
+        t.add_row(x["short"], x["change"], _experiment_result(x, lambda r: r["run_id"]), _experiment_decided(x))
+    con.print(t)
+    series = model["series"]
+    if series is not None:
+        t = Table(title=f"{series['metric']} per run", title_justify="left", expand=False)
+        t.add_column("run")
+        t.add_column("config")
+        t.add_column(series["metric"], justify="right")
+        t.add_column(f"{fmt(series['min'])} … {fmt(series['max'])}", no_wrap=True)
+        for bar in series["bars"]:
+            t.add_row(bar["run_id"], bar["short"], fmt(bar["value"]), pictures.text_bar(bar["value"], series))
+        con.print(t)
+        con.print(f"  {pictures.text_legend(series)}")
+        con.print()
     t = Table(title="Runs", title_justify="left", expand=True)
     for col in ("run", "config", "change vs base", inv["metric"], "reading"):
         t.add_column(col)
     for r in model["runs"]:
         reading = r["reading"]
-        if not r["value"] and r["other_metrics"] and not reading.startswith(("excluded", "crashed", "error", "cancelled")):
+        if not r["value"] and r["other_metrics"] and r["valid"]:
             reading = r["other_metrics"]
         t.add_row(r["run_id"], r["short"], r["change"] or "", r["value"] or "—", reading)
     con.print(t)
     for b in model["bisects"]:
-        con.print(Text(f"Bisect {b['title']} ({b['axis']})", style="bold"))
-        bt = Table(show_header=True, expand=False)
-        bt.add_column("point")
-        bt.add_column("state")
-        bt.add_column("why")
-        for p in b["points"]:
-            bt.add_row(p["label"], p["state"], p["reason"])
-        con.print(bt)
-        con.print(f"  last good: {b['last_good'] or '—'}   first bad: {b['first_bad'] or '—'}   "
-                  f"next: {b['next'] or '—'}   untested between: {len(b['remaining'])}")
-        con.print()
-    if model["suggestions"]:
-        con.print(Text("Suggested next", style="bold underline"))
+        _bisect_text(con, b)
+    if model["suggestions"] or model["untested"] or model["next_level"]:
+        heading("Suggested next")
         for i, s in enumerate(model["suggestions"], 1):
-            con.print(f"  {i}. {s['recipe']}: {s['why']}")
+            con.print(f"  {i}. {s['short']}: {s['state']}" + (f"; decides {', '.join(s['tests'])}" if s["tests"] else "")
+                      + ("" if s["command"] else " (no run: template: start it by hand)"))
+            for o in s["outcomes"]:
+                con.print(f"       {o}")
+            if s["advice"]:
+                con.print(f"       {s['advice']}")
         if model["command"]:
             con.print("  run them:")
             for line in model["command"].splitlines():
                 con.print(f"    {line}", soft_wrap=True)
+        for line in _untested_lines(model):
+            con.print(f"  {line}")
+        con.print()
+    if model["similar"]:
+        heading("Seen elsewhere")
+        for x in model["similar"]:
+            con.print(f"  {x['hypothesis']}:")
+            _similar_lines(con, x)
         con.print()
     if model["warnings"]:
-        con.print(Text("Warnings", style="bold underline"))
+        heading("Warnings")
         for w in model["warnings"]:
-            con.print(f"  [{w['kind']}] {w['message']}", markup=False)
+            con.print(f"  [{w['kind']}] {w['message']}")
     return buf.getvalue()
+
+
+def _console(width: int, color: bool = False) -> tuple[Any, Any]:
+    from io import StringIO
+
+    from rich.console import Console
+
+    buf = StringIO()
+    # markup=False: run names, configs and bisect strips ("[good]") are text, never rich markup
+    con = Console(file=buf, width=width, color_system="auto" if color else None, force_terminal=color,
+                  highlight=False, emoji=False, markup=False)
+    return con, buf
+
+
+def _bisect_text(con: Any, b: dict) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from triage.render import pictures
+
+    con.print(Text(f"Bisect {b['title']} ({b['axis']})", style="bold"))
+    con.print(f"  ends: {b['ends']}")
+    con.print(f"  {b['text_strip']}")
+    bt = Table(show_header=True, expand=False)
+    bt.add_column("point")
+    bt.add_column("state")
+    bt.add_column("why")
+    for p in b["points"]:
+        bt.add_row(p["label"], pictures.TEXT_MARKS.get(p["state"], p["state"]), p["reason"])
+    con.print(bt)
+    con.print(f"  {_bisect_line(b)}")
+    for note in b["notes"]:
+        con.print(f"  note: {note}")
+    if b["command"]:
+        con.print("  run the next point:")
+        con.print(f"    {b['command']}", soft_wrap=True)
+    con.print()
+
+
+def bisects_to_text(model: dict, width: int = 110, color: bool = False) -> str:
+    """Only the bisect sections of the terminal report (``triage bisect``)."""
+    con, buf = _console(width, color)
+    for b in model["bisects"]:
+        _bisect_text(con, b)
+    return buf.getvalue()
+
+
+def _experiment_result(x: dict, link: Any) -> str:
+    if not x["results"]:
+        return x["state_word"]
+    text = "; ".join(f"{link(r['run'])}: {r['text']}" for r in x["results"])
+    if x["needed"]:
+        text += "; would be decided by " + " and ".join(x["needed"])
+    return text
+
+
+def _experiment_decided(x: dict) -> str:
+    if not x["decided"]:
+        return "nothing" + (f" ({x['state_word']})" if x["state"] != "run" else "")
+    return "; ".join(f"{d['hypothesis']} {d['word']}" + (f" (with {', '.join(d['with'])})" if d["with"] else "")
+                     + (" (confounded)" if d["confounded"] else "") for d in x["decided"])
+
+
+def _bisect_line(b: dict) -> str:
+    head = f"last good: {b['last_good'] or '—'}   first bad: {b['first_bad'] or '—'}"
+    if b["done"]:
+        return head + "   (adjacent: the first bad point is found)"
+    return head + f"   untested between: {len(b['remaining'])}   next: {b['next'] or '—'}" + (
+        f"   ~{b['steps']} step(s) left" if b["next"] else "")
+
+
+def _untested_lines(model: dict) -> list[str]:
+    level = {c: x for x in model["next_level"] for c in x["children"]}
+    lines = []
+    plain = [h for h in model["untested"] if h not in level]
+    if plain:
+        lines.append("No recipe tests yet: " + ", ".join(plain) + ".")
+    for x in model["next_level"]:
+        missing = [c for c in x["children"] if c in model["untested"]]
+        if missing:
+            lines.append(f"Next level under confirmed {x['parent']}, no recipe tests yet: " + ", ".join(missing) + ".")
+    return lines
+
+
+def _similar_lines(con: Any, x: dict) -> None:
+    con.print(f"    {x['score']:.0f}%  {x['repo']}#{x['pr']} {x['other_id']}: {x['other_title']} "
+              f"({STATUS_WORDS.get(x['status'], x['status'])} there)")
+    for d in x["decided_by"]:
+        what = d["recipe"] or d["rule"]
+        change = f" ({d['change']})" if d.get("change") else ""
+        con.print(f"          {what}{change}: {VERDICT_WORDS.get(d['verdict'], d['verdict'])} — {d['reason']}")
+
+
+def similar_to_text(targets: list, matches: list[dict], min_score: float, width: int = 110) -> str:
+    """``triage similar``: each hypothesis asked about, then its matches elsewhere."""
+    from rich.text import Text
+
+    con, buf = _console(width)
+    for h in targets:
+        con.print(Text(f"{h.id}: {h.title}", style="bold"))
+        mine = [x for x in matches if x["hypothesis"] == h.id]
+        if not mine:
+            con.print(f"    nothing scoring ≥ {min_score:g} in the other investigations")
+        for x in mine:
+            _similar_lines(con, x)
+    return buf.getvalue()
+
+
+def _since_line(since: dict) -> str:
+    def names(items: list[str]) -> str:
+        more = f" and {len(items) - 10} more" if len(items) > 10 else ""
+        return ", ".join(items[:10]) + more
+
+    runs, updated = since["runs"], since["updated"]
+    text = f"New since {since['label']}: {len(runs)} run(s)" + (f" ({names(runs)})" if runs else "")
+    if updated:
+        text += f", {len(updated)} updated ({names(updated)})"
+    if since["changes"]:
+        text += "; status changes: " + ", ".join(
+            f"{c['hypothesis']} {STATUS_WORDS.get(c['previous'] or '', 'new')} → {STATUS_WORDS.get(c['status'], c['status'])}"
+            for c in since["changes"])
+    else:
+        text += "; no status changed"
+    return text + "."
 
 
 def _gate_line(model: dict) -> str:

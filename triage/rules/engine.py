@@ -11,12 +11,18 @@ hypothesis out; a predicted recovery that happens confirms it; any other
 prediction that comes true only supports it.  Crashed, errored, cancelled,
 excluded and signature-matched runs never decide anything: each one a rule
 looks at yields inconclusive evidence saying why.
+
+Beyond statuses, the same pass classifies every bisect point (good, bad,
+can't tell, flaky, skipped, untested) and names the next one; finds recipe
+runs confounded by a variable their recipe does not declare; says where each
+recipe stands; and ranks what to run next.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -80,6 +86,7 @@ class EvidenceItem:
     runs: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     summary: str = ""  # the reason in a few words, for the elimination summary
+    needed: tuple[str, ...] = ()  # for a can't-tell reading: what would decide it
 
     @property
     def key(self) -> str:
@@ -96,6 +103,8 @@ class PointState:
     state: str  # good | bad | untested | skipped | unknown | flaky
     runs: tuple[str, ...] = ()
     reason: str = ""
+    value: Optional[float] = None  # the measured metric (pooled over the point's valid runs)
+    needed: tuple[str, ...] = ()  # for a can't-tell point: what would decide it
 
 
 @dataclass(frozen=True)
@@ -110,6 +119,47 @@ class BisectState:
     remaining: tuple[str, ...]
     steps: int
     notes: tuple[str, ...] = ()
+    ends: str = ""  # the check that the good end is good and the bad end bad
+    ends_ok: bool = False
+    command: Optional[str] = None  # the bisect's `run:` for the next point
+    done: bool = False  # last good and first bad are adjacent
+
+
+@dataclass(frozen=True)
+class Confound:
+    """A recipe's run that differs from its base in a variable it does not declare."""
+
+    run: str  # run key
+    recipe: str
+    key: str
+    value: str
+    base_value: Optional[str]  # None: the recipe declares `key` but the run recorded another value
+    base_run: Optional[str] = None
+    declared: Optional[str] = None  # the value the recipe declares for `key`
+
+    def message(self, ctx: "Context") -> str:
+        run_id, _, config = self.run.partition("/")
+        head = f"run {run_id} ({ctx.short(config)})"
+        if self.base_value is None:
+            return (f"{head}: the recipe sets {self.key}={self.declared}, the run recorded "
+                    f"{self.key}={self.value}: the change was not applied as declared")
+        base_id, _, base_config = (self.base_run or "").partition("/")
+        return (f"{head}: {self.key} is {self.value}, its base {ctx.short(base_config)} ({base_id}) ran "
+                f"{self.base_value}; the recipe does not declare {self.key}")
+
+
+@dataclass(frozen=True)
+class RecipeState:
+    """Where a recipe stands: never run, no valid run, can't tell, or run (decided)."""
+
+    recipe: str
+    state: str  # never-run | no-valid-run | cant-tell | run
+    runs: tuple[str, ...] = ()
+    valid: tuple[str, ...] = ()
+    why: str = ""  # for no-valid-run: the newest attempt's failure; for cant-tell: the reading
+    needed: tuple[str, ...] = ()  # for cant-tell: what would decide it
+    blocked: str = ""  # a failure that a plain re-run will not fix, with its remedy
+    confounded: tuple[str, ...] = ()  # confounded provenance keys of its runs
 
 
 @dataclass(frozen=True)
@@ -120,6 +170,9 @@ class Suggestion:
     command: Optional[str]
     score: float
     kind: str = "recipe"  # recipe | bisect
+    state: str = ""  # never run / no valid run yet (…) / can't tell yet / bisect step
+    outcomes: tuple[str, ...] = ()  # "recovers to good ⇒ a confirmed, b ruled out", …
+    advice: str = ""  # what to change before running it (samples, repeats, a remedy)
 
 
 @dataclass(frozen=True)
@@ -152,6 +205,11 @@ class Evaluation:
     suggestions: list[Suggestion]
     warnings: list[Warning_]
     untested: list[str]
+    recipes: list[RecipeState] = field(default_factory=list)
+    confounds: list[Confound] = field(default_factory=list)
+    # open children of a confirmed parent: the next level to decide
+    next_level: dict[str, list[str]] = field(default_factory=dict)
+    invalid: dict[str, str] = field(default_factory=dict)  # run key -> why it decides nothing
 
 
 # --------------------------------------------------------------------------
@@ -566,7 +624,7 @@ def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
                                      summary=_short(summary, res)))
     elif res.value is V.UNKNOWN:
         items.insert(0, EvidenceItem(rule.hypothesis, rule.id, "inconclusive", _reason("can't tell yet", res),
-                                     tuple(res.runs), summary=_short("can't tell yet", res)))
+                                     tuple(res.runs), summary=_short("can't tell yet", res), needed=tuple(res.needed)))
     return items
 
 
@@ -587,8 +645,13 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
                                      summary=f"{numbers}: predicted to {desc} if this were the cause"))
     elif res.value is V.UNKNOWN:
         items.insert(0, EvidenceItem(hyp, rule, "inconclusive", _reason(f"{said}; can't tell yet", res),
-                                     tuple(res.runs), summary=f"{numbers}; predicted to {desc} if this were the cause"))
+                                     tuple(res.runs), summary=f"{numbers}; predicted to {desc} if this were the cause",
+                                     needed=tuple(res.needed)))
     return items
+
+
+def _flagged(e: EvidenceItem, flag: str) -> EvidenceItem:
+    return e if flag in e.flags else replace(e, flags=e.flags + (flag,))
 
 
 def derive_status(items: Iterable[EvidenceItem]) -> str:
@@ -609,37 +672,85 @@ def derive_status(items: Iterable[EvidenceItem]) -> str:
 # Bisects
 
 
+def _point_runs(b: BisectSpec, values: Sequence[str], axis: Sequence[str], ctx: Context) -> list[RunRec]:
+    want = dict(zip(axis, values)) | dict(b.where)
+    runs = ctx.runs
+    if b.config is not None:
+        configs = {b.config} if isinstance(b.config, str) else set(b.config)
+        runs = [r for r in runs if r.config in configs]
+    return sorted((r for r in runs if _provenance_matches(r, want)), key=_run_order)
+
+
+def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
+    """good / bad / unknown / flaky / skipped / untested for one point.
+
+    Each valid run is judged on its own first: two runs of one point with
+    different verdicts make it flaky (shown, never silently picked).  Runs that
+    agree are pooled.  A crashed, errored, cancelled, excluded or
+    signature-matched run never makes a point bad: alone, it skips the point.
+    """
+    if not runs:
+        return PointState(label, "untested")
+    skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if ctx.invalid_reason(r) is not None]
+    skipped_text = "; ".join(f"{r.run_id} {why}" for r, why in skipped)
+    valid = [r for r in runs if ctx.invalid_reason(r) is None]
+    singles = [(r, evaluate_condition(b.good_when, ctx, [r])) for r in valid]
+    verdicts = {res.value for _, res in singles}
+    if V.TRUE in verdicts and V.FALSE in verdicts:
+        good = [r.run_id for r, res in singles if res.value is V.TRUE]
+        bad = [r.run_id for r, res in singles if res.value is V.FALSE]
+        parts = "; ".join(p for _, res in singles for p in dict.fromkeys(res.parts))
+        reason = f"good in {', '.join(good)} but bad in {', '.join(bad)}: re-run it to settle — {parts}"
+        keys = tuple(r.key for r, res in singles if res.value in (V.TRUE, V.FALSE))
+        pooled = ctx.measure(valid, _bisect_metric(b, ctx))
+        return PointState(label, "flaky", keys, reason, pooled.value if pooled else None)
+    res = evaluate_condition(b.good_when, ctx, valid) if valid else Result(V.NODATA)
+    numbers = "; ".join(dict.fromkeys(res.parts))
+    if skipped_text and res.value is not V.NODATA:
+        numbers += f"; not counted: {skipped_text}"
+    value = res.measure.value if res.measure else None
+    if res.value is V.TRUE:
+        return PointState(label, "good", tuple(res.runs), numbers, value)
+    if res.value is V.FALSE:
+        return PointState(label, "bad", tuple(res.runs), numbers, value)
+    if res.value is V.UNKNOWN:
+        if res.needed:
+            numbers += "; would be decided by " + " and ".join(res.needed)
+        return PointState(label, "unknown", tuple(res.runs), numbers, value, tuple(res.needed))
+    why = skipped_text or "; ".join(f"{r.run_id} has no {_bisect_metric(b, ctx)}" for r in valid) or "no value"
+    return PointState(label, "skipped", tuple(r.key for r in runs), why)
+
+
+def _bisect_metric(b: BisectSpec, ctx: Context) -> str:
+    return b.good_when.metric or ctx.spec.metric
+
+
+def _midpoint(indices: list[int]) -> Optional[int]:
+    return indices[(len(indices) - 1) // 2] if indices else None
+
+
 def evaluate_bisect(b: BisectSpec, ctx: Context) -> BisectState:
+    """Classify every point, check the ends, and name the next point to run.
+
+    The good end is the first point, the bad end the last (mozregression and
+    ``git bisect`` check both before bisecting).  Last good is the last good
+    point before the first bad one after it; the next point is the midpoint of
+    the untested points between them (re-measuring a can't-tell or flaky
+    point, or re-running a skipped one, only when nothing else is left).
+    """
     axis = [b.axis] if isinstance(b.axis, str) else list(b.axis)
     labels = b.point_labels()
-    states: list[PointState] = []
-    for point, label in zip(b.points, labels):
-        values = [point] if isinstance(point, str) else list(point)
-        want = dict(zip(axis, values)) | {k: v for k, v in b.where.items()}
-        runs = [r for r in ctx.runs if _provenance_matches(r, want)]
-        if not runs:
-            states.append(PointState(label, "untested"))
-            continue
-        res = evaluate_condition(b.good_when, ctx, runs)
-        keys = tuple(res.runs) or tuple(r.key for r in runs)
-        numbers = "; ".join(dict.fromkeys(res.parts))
-        if res.value is V.TRUE:
-            states.append(PointState(label, "good", keys, numbers))
-        elif res.value is V.FALSE:
-            states.append(PointState(label, "bad", keys, numbers))
-        elif res.value is V.UNKNOWN:
-            states.append(PointState(label, "unknown", keys, numbers))
-        else:
-            why = "; ".join(f"{k.split('/')[0]} {w}" for k, w in res.invalid) or "no value"
-            states.append(PointState(label, "skipped", tuple(k for k, _ in res.invalid), why))
-    goods = [i for i, s in enumerate(states) if s.state == "good"]
-    bads = [i for i, s in enumerate(states) if s.state == "bad"]
+    values = [[p] if isinstance(p, str) else list(p) for p in b.points]
+    states = [_point_state(b, label, _point_runs(b, vals, axis, ctx), ctx) for vals, label in zip(values, labels)]
+    kinds = [s.state for s in states]
+    n = len(states)
+    goods = [i for i, k in enumerate(kinds) if k == "good"]
+    bads = [i for i, k in enumerate(kinds) if k == "bad"]
     notes: list[str] = []
-    last_good = first_bad = None
-    lo, hi = -1, len(states)
+
+    lo, hi = -1, n
     if goods:
-        lo = goods[0]
-        later_bads = [i for i in bads if i > lo]
+        later_bads = [i for i in bads if i > goods[0]]
         if later_bads:
             hi = later_bads[0]
             lo = max(i for i in goods if i < hi)
@@ -647,29 +758,64 @@ def evaluate_bisect(b: BisectSpec, ctx: Context) -> BisectState:
             lo = goods[-1]
     elif bads:
         hi = bads[0]
-    if 0 <= lo:
-        last_good = labels[lo]
-    if hi < len(states):
-        first_bad = labels[hi]
-    if any(i < lo for i in bads) or any(i > hi for i in goods if hi < len(states)):
+    if any(i < lo for i in bads) or (hi < n and any(i > hi for i in goods)):
         notes.append("points are not monotone (a bad point before a good one): check for flaky runs")
-    if not goods:
-        notes.append(f"no good point yet: run {labels[0]} first to confirm the good end")
-    if not bads:
-        notes.append(f"no bad point yet: run {labels[-1]} to confirm the bad end")
-    remaining = tuple(labels[i] for i in range(lo + 1, hi) if states[i].state != "good" and states[i].state != "bad")
-    nxt = None
+    for s in states:
+        if s.state == "flaky":
+            notes.append(f"point {s.label} is flaky: {s.reason.split(' — ')[0]}")
+
+    ends, ends_ok, blocked = _ends_check(labels, kinds)
+    if blocked:
+        notes.append(blocked)
+    inside = [i for i in range(lo + 1, hi) if kinds[i] not in ("good", "bad")]
+    remaining = tuple(labels[i] for i in inside)
+    nxt: Optional[int] = None
+    if not blocked:
+        if not goods:
+            nxt = 0 if kinds[0] != "bad" else None
+        elif not bads:
+            nxt = n - 1 if kinds[n - 1] != "good" else None
+        else:
+            for wanted in (("untested",), ("unknown", "flaky"), ("skipped",)):
+                nxt = _midpoint([i for i in inside if kinds[i] in wanted])
+                if nxt is not None:
+                    break
     steps = 0
-    if goods and bads and remaining:
-        nxt = remaining[(len(remaining) - 1) // 2]
-        steps = math.ceil(math.log2(len(remaining) + 1))
-    elif not goods:
-        nxt = labels[0]
-    elif not bads:
-        nxt = labels[-1]
+    if nxt is not None:
+        # an unchecked end costs one run of its own before the halving starts
+        unchecked = ({0} if not goods else set()) | ({n - 1} if not bads else set())
+        between = [i for i in inside if i not in unchecked]
+        steps = math.ceil(math.log2(len(between) + 1)) + len(unchecked)
+    done = bool(goods and bads and hi == lo + 1)
+    command = None
+    if nxt is not None and b.run:
+        command = b.run.replace("{point}", labels[nxt]).replace("{axis}", " + ".join(axis))
+        for key, value in zip(axis, values[nxt]):
+            command = command.replace("{" + key + "}", value)
     return BisectState(
-        b.id, b.title or b.id, " + ".join(axis), tuple(states), last_good, first_bad, nxt, remaining, steps, tuple(notes)
+        b.id, b.title or b.id, " + ".join(axis), tuple(states),
+        labels[lo] if lo >= 0 else None, labels[hi] if hi < n else None,
+        labels[nxt] if nxt is not None else None, remaining, steps, tuple(notes),
+        ends, ends_ok, command, done,
     )
+
+
+def _ends_check(labels: list[str], kinds: list[str]) -> tuple[str, bool, str]:
+    """(the ends check as a sentence, both ends hold, why the bisect cannot go on)."""
+    first, last = kinds[0], kinds[-1]
+    good_end = {"good": f"good end {labels[0]} is good", "untested": f"good end {labels[0]} not tested yet"}.get(
+        first, f"good end {labels[0]} is {_STATE_WORDS.get(first, first)}")
+    bad_end = {"bad": f"bad end {labels[-1]} is bad", "untested": f"bad end {labels[-1]} not tested yet"}.get(
+        last, f"bad end {labels[-1]} is {_STATE_WORDS.get(last, last)}")
+    blocked = ""
+    if first == "bad":
+        blocked = f"the good end {labels[0]} is bad: the regression is older than this range; start it earlier"
+    elif last == "good":
+        blocked = f"the bad end {labels[-1]} is good: nothing regressed in this range; end it later"
+    return f"{good_end}; {bad_end}", first == "good" and last == "bad", blocked
+
+
+_STATE_WORDS = {"unknown": "can't tell", "skipped": "skipped (no valid run)", "flaky": "flaky"}
 
 
 # --------------------------------------------------------------------------
@@ -700,74 +846,241 @@ def reading(run: RunRec, ctx: Context) -> str:
     return ", ".join(bits)
 
 
-def _suggest(inv: Investigation, ctx: Context, statuses: dict[str, str], bisects: list[BisectState]) -> tuple[list[Suggestion], list[str]]:
-    undecided = {h for h, s in statuses.items() if s in ("open", "inconclusive")}
-    out: list[Suggestion] = []
-    tested: set[str] = set()
+# --------------------------------------------------------------------------
+# Confounds
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return num(v) if isinstance(v, float) else str(v)
+
+
+def base_run(recipe: RecipeSpec, ctx: Context) -> Optional[RunRec]:
+    """The run a recipe's runs are compared with: ``base_run``, else the newest
+    valid run of its base config."""
+    if recipe.base_run:
+        runs = [r for r in ctx.runs if recipe.base_run in (r.run_id, r.key)]
+        own = [r for r in runs if r.config == recipe.base]
+        runs = own or runs
+    elif recipe.base:
+        runs = ctx.by_config.get(recipe.base, [])
+    else:
+        return None
+    runs = [r for r in runs if ctx.invalid_reason(r) is None]
+    return max(runs, key=_run_order) if runs else None
+
+
+def find_confounds(inv: Investigation, ctx: Context) -> list[Confound]:
+    """Valid recipe runs whose recorded provenance differs from their base run
+    in a key the recipe does not declare (`vary`), or that recorded another
+    value for a key it does declare.  Keys in `ignore_provenance` never count;
+    keys recorded on only one side cannot be compared and are left alone."""
+    ignore = set(ctx.spec.ignore_provenance)
+    out: list[Confound] = []
     for recipe in inv.recipes:
+        runs = sorted((r for r in ctx.by_config.get(recipe.id, []) if ctx.invalid_reason(r) is None), key=_run_order)
+        if not runs:
+            continue
+        declared = {k: _scalar(v) for k, v in recipe.vary.items()}
+        base = base_run(recipe, ctx)
+        for r in runs:
+            for key, want in declared.items():
+                have = r.provenance.get(key)
+                if key not in ignore and have is not None and have != want:
+                    out.append(Confound(r.key, recipe.id, key, have, None, declared=want))
+            if base is None:
+                continue
+            shared = (set(r.provenance) & set(base.provenance)) - set(declared) - ignore
+            for key in sorted(shared):
+                if r.provenance[key] != base.provenance[key]:
+                    out.append(Confound(r.key, recipe.id, key, r.provenance[key], base.provenance[key], base.key))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Where each recipe stands, and what to run next
+
+UNDECIDED = ("open", "inconclusive", "conflicting")
+
+
+def _blocker(run: RunRec, ctx: Context) -> str:
+    """A known failure that a plain re-run will not fix (not infra), with its remedy."""
+    sig = ctx.inv.signatures.get(run.signature) if run.signature else None
+    if sig is None or sig.cls == "infra":
+        return ""
+    return f"{sig.id} ({sig.cls})" + (f": {sig.remedy}" if sig.remedy else "")
+
+
+def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem], statuses: Mapping[str, str],
+                  confounds: Sequence[Confound]) -> list[RecipeState]:
+    """Never run, no valid run (crashed, errored, excluded, known failure),
+    can't tell (a valid run whose reading is within noise), or run."""
+    undecided = {h for h, s in statuses.items() if s in UNDECIDED}
+    out = []
+    for recipe in inv.recipes:
+        runs = sorted(ctx.by_config.get(recipe.id, []), key=_run_order)
+        keys = tuple(r.key for r in runs)
+        valid = tuple(r.key for r in runs if ctx.invalid_reason(r) is None)
+        confounded = tuple(sorted({c.key for c in confounds if c.recipe == recipe.id}))
+        if not runs:
+            out.append(RecipeState(recipe.id, "never-run"))
+        elif not valid:
+            newest = runs[-1]
+            out.append(RecipeState(recipe.id, "no-valid-run", keys, (), ctx.invalid_reason(newest, brief=True) or "",
+                                   blocked=_blocker(newest, ctx)))
+        else:
+            cant = [e for e in items if e.counts and e.verdict == "inconclusive" and "invalid-run" not in e.flags
+                    and set(e.runs) & set(valid) and e.hypothesis in undecided]
+            if cant:
+                needed = tuple(dict.fromkeys(n for e in cant for n in e.needed))
+                out.append(RecipeState(recipe.id, "cant-tell", keys, valid, cant[0].summary, needed,
+                                       confounded=confounded))
+            else:
+                out.append(RecipeState(recipe.id, "run", keys, valid, confounded=confounded))
+    return out
+
+
+def _outcome_phrase(desc: str) -> str:
+    """'recover to good' -> 'recovers to good' (what the run would show)."""
+    if desc.startswith("not "):
+        return "does " + desc
+    verb, _, rest = desc.partition(" ")
+    return f"{verb}s {rest}".strip()
+
+
+def _outcomes(recipe: RecipeSpec, decides: Sequence[str]) -> tuple[str, ...]:
+    """What each result of the recipe would mean for the hypotheses it decides."""
+    groups: dict[str, list[tuple[str, bool]]] = {}
+    for h in decides:
+        pred = recipe.predicts.get(h)
+        if pred is not None:
+            _, recovery, desc = _prediction_condition(pred, recipe)
+            groups.setdefault(desc, []).append((h, recovery))
+    predicted = [h for hs in groups.values() for h, _ in hs]
+    lines = []
+    for desc, hs in groups.items():
+        mine = {h for h, _ in hs}
+        bits = [f"{h} {'confirmed' if rec else 'supported'}" for h, rec in hs]
+        bits += [f"{h} ruled out" for h in predicted if h not in mine]
+        lines.append(f"{_outcome_phrase(desc)} ⇒ " + ", ".join(bits))
+    if len(groups) == 1:
+        lines.append("otherwise ⇒ " + ", ".join(f"{h} ruled out" for h in predicted))
+    unread = [h for h in decides if h not in predicted]
+    if unread:
+        lines.append(f"no prediction for {', '.join(unread)}: its result decides through a rule or manual evidence")
+    return tuple(lines)
+
+
+def _sample_advice(state: RecipeState, ctx: Context) -> str:
+    """How many more samples or repeats would decide a can't-tell result.
+
+    Several comparisons may each name a number (vs good, vs bad): the largest
+    decides them all."""
+    runs = [r for r in ctx.by_config.get(state.recipe, []) if r.key in state.valid]
+    metric = ctx.spec.metric
+    ns = [int(x.replace(",", "")) for need in state.needed for x in re.findall(r"n ≥ ([\d,]+)", need)]
+    ks = [int(x) for need in state.needed for x in re.findall(r"≥ (\d+) repeats", need)]
+    bits = []
+    if ns:
+        have = sorted({r.metrics[metric][1] for r in runs if metric in r.metrics and r.metrics[metric][1]})
+        had = f" (it had n={', '.join(str(x) for x in have)})" if have else ""
+        bits.append(f"re-run with n ≥ {max(ns):,} samples per run{had}")
+    if ks:
+        k = max(ks)
+        more = max(1, k - len(runs))
+        bits.append(f"run it {more} more time{'s' if more != 1 else ''} (≥ {k} repeats; it has {len(runs)})")
+    return "; ".join(bits) or "; ".join(state.needed)
+
+
+def fill_command(template: Optional[str], ids: Sequence[str]) -> Optional[str]:
+    """A recipe's `run:` for some recipes: `{ids}` joined by commas, else one line each."""
+    if not template:
+        return None
+    if "{ids}" in template:
+        return template.replace("{ids}", ",".join(ids))
+    return "\n".join(template.replace("{id}", i) for i in ids)
+
+
+def _suggest(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bisects: Sequence[BisectState],
+             states: Sequence[RecipeState], next_level: Mapping[str, list[str]]) -> tuple[list[Suggestion], list[str]]:
+    """Rank the recipes not yet run validly by the open hypotheses they would decide, per unit of cost.
+
+    A hypothesis whose prediction is a recovery is decided either way
+    (recovers: confirmed; stays bad: ruled out) and counts 1; one that a
+    result could only rule out (a "stays bad" prediction, or no prediction)
+    counts ½.  Ties go to a recipe that can simply be run (no known blocker),
+    then to one that decides the next level under a confirmed parent, then to
+    the rule file's order.  A bisect's next point counts as 1.
+    """
+    undecided = {h for h, s in statuses.items() if s in UNDECIDED}
+    level = {c for children in next_level.values() for c in children}
+    state_of = {s.recipe: s for s in states}
+    ranked: list[tuple[tuple, Suggestion]] = []
+    tested: set[str] = set()
+    for pos, recipe in enumerate(inv.recipes):
         hyps = list(dict.fromkeys(list(recipe.tests) + list(recipe.predicts)))
         tested.update(hyps)
-        runs = ctx.by_config.get(recipe.id, [])
-        valid = [r for r in runs if ctx.invalid_reason(r) is None]
+        st = state_of[recipe.id]
         decides = [h for h in hyps if h in undecided]
-        if not decides:
+        if st.state == "run" or not decides:
             continue
-        if valid and not any(statuses.get(h) == "inconclusive" for h in decides):
-            continue
-        why_bits = []
-        for h in decides:
-            pred = recipe.predicts.get(h)
-            if pred is None:
-                why_bits.append(f"`{h}`")
-                continue
-            _, recovery, desc = _prediction_condition(pred, recipe)
-            if recovery:
-                why_bits.append(f"`{h}`: recovers ⇒ confirmed, stays bad ⇒ ruled out")
-            else:
-                why_bits.append(f"`{h}`: {desc} ⇒ supported, otherwise ruled out")
-        state = "never run" if not runs else ("no valid run yet" if not valid else "can't tell yet")
-        cost = recipe.cost or 1.0
-        score = len(decides) / cost
-        command = recipe.run.replace("{ids}", recipe.id).replace("{id}", recipe.id) if recipe.run else None
-        out.append(Suggestion(recipe.id, tuple(decides), f"{state}; decides " + "; ".join(why_bits), command, score))
-    for b in bisects:
+        both_ways = [h for h in decides if h in recipe.predicts and _prediction_condition(recipe.predicts[h], recipe)[1]]
+        score = (len(both_ways) + 0.5 * (len(decides) - len(both_ways))) / (recipe.cost or 1.0)
+        said = {"never-run": "never run", "no-valid-run": f"no valid run yet: {st.why}", "cant-tell": "can't tell yet"}
+        advice = _sample_advice(st, ctx) if st.state == "cant-tell" else (f"fix first: {st.blocked}" if st.blocked else "")
+        outcomes = _outcomes(recipe, decides)
+        why = f"{said[st.state]}; decides {', '.join(decides)}"
+        if recipe.cost:
+            why += f" (cost {num(recipe.cost)})"
+        why += "".join(f"; {o}" for o in outcomes) + (f"; {advice}" if advice else "")
+        s = Suggestion(recipe.id, tuple(decides), why, fill_command(recipe.run, [recipe.id]), score, "recipe",
+                       said[st.state], outcomes, advice)
+        ranked.append(((-score, bool(st.blocked), -len(level & set(decides)), pos), s))
+    for i, b in enumerate(bisects):
         if b.next is not None:
-            out.append(
-                Suggestion(
-                    f"bisect:{b.id}",
-                    (),
-                    f"bisect `{b.id}`: test {b.axis} = {b.next} ({len(b.remaining)} untested between "
-                    f"{b.last_good or '?'} and {b.first_bad or '?'}, ~{b.steps} step(s) left)",
-                    None,
-                    0.5,
-                    "bisect",
-                )
-            )
-    out.sort(key=lambda s: (-s.score, s.recipe))
+            s = _bisect_suggestion(b)
+            ranked.append(((-s.score, False, 0, len(inv.recipes) + i), s))
+    ranked.sort(key=lambda x: x[0])
     no_recipe = [h.id for h in inv.hypotheses if h.id in undecided and h.id not in tested]
-    return out, no_recipe
+    return [s for _, s in ranked], no_recipe
+
+
+def _bisect_suggestion(b: BisectState) -> Suggestion:
+    point = next(p for p in b.points if p.label == b.next)
+    if b.last_good is None:
+        state, outcomes = "check the good end first", (f"good ⇒ the range holds; bad ⇒ start the range earlier",)
+    elif b.first_bad is None:
+        state, outcomes = "check the bad end first", (f"bad ⇒ the range holds; good ⇒ end the range later",)
+    else:
+        state = (f"the midpoint of {len(b.remaining)} untested point(s) between last good {b.last_good} "
+                 f"and first bad {b.first_bad}")
+        outcomes = (f"good ⇒ the first bad is after {b.next}", f"bad ⇒ the first bad is {b.next} or before it")
+    advice = {"unknown": f"it could not tell: {'; '.join(point.needed) or 'more samples'}",
+              "flaky": "it was flaky: re-run it to settle", "skipped": "its last run was skipped: re-run it"}.get(
+        point.state, "")
+    why = f"bisect {b.title}: run {b.axis} = {b.next}, {state}; ~{b.steps} step(s) left"
+    why += "".join(f"; {o}" for o in outcomes) + (f"; {advice}" if advice else "")
+    return Suggestion(f"bisect:{b.id}", (), why, b.command, 1.0, "bisect", state, outcomes, advice)
 
 
 def combined_command(inv: Investigation, suggestions: Sequence[Suggestion]) -> Optional[str]:
-    """One command that runs every suggested recipe, from their `run:` templates."""
+    """One command that runs every suggestion, from the recipes' and bisects' `run:` templates."""
     recipes = {r.id: r for r in inv.recipes}
     groups: dict[str, list[str]] = {}
+    lines: list[str] = []
     for s in suggestions:
         r = recipes.get(s.recipe)
-        if r is None or not r.run:
-            continue
-        groups.setdefault(r.run, []).append(r.id)
-    lines = []
+        if s.kind == "recipe" and r is not None and r.run:
+            groups.setdefault(r.run, []).append(r.id)
     for template, ids in groups.items():
-        if "{ids}" in template:
-            lines.append(template.replace("{ids}", ",".join(ids)))
-        else:
-            lines += [template.replace("{id}", i) for i in ids]
+        lines.append(fill_command(template, ids) or "")
+    lines += [s.command for s in suggestions if s.kind == "bisect" and s.command]
     return "\n".join(lines) or None
 
 
 def evaluate(inv: Investigation) -> Evaluation:
-    """Derive evidence, statuses, bisect states and suggestions."""
+    """Derive evidence, statuses, confounds, recipe states, bisect states and suggestions."""
     ctx = Context(inv)
     items: list[EvidenceItem] = []
     for rule in inv.rules:
@@ -785,12 +1098,7 @@ def evaluate(inv: Investigation) -> Evaluation:
     for rule in inv.rules:
         if rule.id in decided:
             superseded.update(rule.supersedes)
-    items = [
-        EvidenceItem(e.hypothesis, e.rule, e.verdict, e.reason, e.runs, e.flags + ("superseded",), e.summary)
-        if e.rule in superseded
-        else e
-        for e in items
-    ]
+    items = [_flagged(e, "superseded") if e.rule in superseded else e for e in items]
     # Deduplicate (the same invalid run seen by several rules of one hypothesis).
     seen: set[tuple] = set()
     unique: list[EvidenceItem] = []
@@ -799,7 +1107,10 @@ def evaluate(inv: Investigation) -> Evaluation:
         if k not in seen:
             seen.add(k)
             unique.append(e)
-    items = unique
+    # Evidence resting on a confounded run stays, marked.
+    confounds = find_confounds(inv, ctx)
+    confounded = {c.run for c in confounds}
+    items = [_flagged(e, "confounded") if confounded & set(e.runs) else e for e in unique]
 
     by_h: dict[str, list[EvidenceItem]] = {h.id: [] for h in inv.hypotheses}
     for e in items:
@@ -816,6 +1127,11 @@ def evaluate(inv: Investigation) -> Evaluation:
                 items.append(e)
                 statuses[h.id] = "ruled_out"
             anc = parents.get(anc)
+    # A confirmed parent makes its undecided children the next level to decide.
+    next_level: dict[str, list[str]] = {}
+    for h in inv.hypotheses:
+        if h.parent is not None and statuses.get(h.parent) == "confirmed" and statuses.get(h.id) in UNDECIDED:
+            next_level.setdefault(h.parent, []).append(h.id)
 
     bisects = [evaluate_bisect(b, ctx) for b in inv.bisects]
     warnings: list[Warning_] = []
@@ -825,6 +1141,8 @@ def evaluate(inv: Investigation) -> Evaluation:
     for name, (m, label) in ctx.refs.items():
         if m is None:
             warnings.append(Warning_("reference", f"reference `{name}` has no value yet: {label}"))
+    for c in confounds:
+        warnings.append(Warning_("confound", c.message(ctx)))
     for r in inv.runs:
         why = ctx.invalid_reason(r)
         if why is not None:
@@ -832,8 +1150,14 @@ def evaluate(inv: Investigation) -> Evaluation:
     for b in bisects:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
-    suggestions, untested = _suggest(inv, ctx, statuses, bisects)
+    states = recipe_states(inv, ctx, items, statuses, confounds)
+    suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
     readings = {r.key: reading(r, ctx) for r in inv.runs}
+    for key in confounded:
+        keys = ", ".join(dict.fromkeys(c.key for c in confounds if c.run == key))
+        readings[key] = f"{readings[key]}; confounded ({keys})" if readings.get(key) else f"confounded ({keys})"
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
-    return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested)
+    invalid = {r.key: why for r in inv.runs if (why := ctx.invalid_reason(r, brief=True)) is not None}
+    return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
+                      states, confounds, next_level, invalid)

@@ -141,6 +141,10 @@ class InvestigationSpec(Strict):
     config_prefix: Optional[str] = None
     summary: Optional[str] = None
     links: dict[str, str] = {}
+    # Provenance keys that always differ between a recipe's run and its base
+    # run without changing what is measured (a branch name, a runner id):
+    # never reported as confounds.
+    ignore_provenance: list[str] = []
 
     @field_validator("tolerance")
     @classmethod
@@ -173,6 +177,9 @@ class HypothesisSpec(Strict):
 class RecipeSpec(Strict):
     id: str = Field(pattern=ID_RE)
     base: Optional[str] = None
+    # The run a recipe's runs are compared with for confounds: ID or ID/config.
+    # Default: the newest valid run of the base config.
+    base_run: Optional[str] = None
     change: str = ""
     vary: dict[str, Scalar] = {}
     tests: list[str] = []
@@ -180,6 +187,11 @@ class RecipeSpec(Strict):
     run: Optional[str] = None
     cost: Optional[float] = Field(default=None, gt=0)
     note: Optional[str] = None
+
+    @field_validator("base_run", mode="before")
+    @classmethod
+    def _run_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) else v
 
 
 class RuleSpec(Strict):
@@ -227,7 +239,8 @@ class BisectSpec(Strict):
     points: list[Union[str, list[str]]] = Field(min_length=2)
     good_when: Condition
     where: dict[str, Scalar] = {}
-    run: Optional[str] = None  # command template; {point} (and {axis}) filled in
+    config: Optional[Union[str, list[str]]] = None  # only runs of these configs count
+    run: Optional[str] = None  # command template: {point}, {axis} and each axis key filled in
 
     @model_validator(mode="after")
     def _shape(self) -> "BisectSpec":
