@@ -416,6 +416,7 @@ def test_rules(
 
     Example:
 
+    \b
       triage test                                   # every rules/tests/*.test.yaml
       triage test rules/tests/kimik26-disagg.test.yaml
 
