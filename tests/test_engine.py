@@ -531,3 +531,15 @@ evidence:
     assert "c2" in ev.untested
     order = [s.recipe for s in ev.suggestions]
     assert order.index("child-probe") < order.index("other-probe")  # same score: the next level first
+
+
+def test_override_sets_the_status_by_hand_and_says_so():
+    base = BASE.replace(
+        "  - {id: graph, title: Graph}\n",
+        "  - id: graph\n    title: Graph\n    override: {status: confirmed, because: seen in a profiler trace, author: bob}\n",
+    )
+    ev = evaluate(inv("", [run("1", "eager", 0.879)], base=base))
+    assert ev.statuses["graph"] == "confirmed"
+    (w,) = [w for w in ev.warnings if w.kind == "override"]
+    assert "set by hand to confirmed (the evidence says ruled_out): seen in a profiler trace (bob)" in w.message
+    assert any(e.rule == "override" and "override" in e.flags for e in evidence_for(ev, "graph"))

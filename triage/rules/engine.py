@@ -1127,6 +1127,20 @@ def evaluate(inv: Investigation) -> Evaluation:
                 items.append(e)
                 statuses[h.id] = "ruled_out"
             anc = parents.get(anc)
+    # A status set by hand wins over the derived one, and says so.
+    override_warnings: list[Warning_] = []
+    for h in inv.hypotheses:
+        if h.override is None:
+            continue
+        o = h.override
+        derived = statuses.get(h.id, "open")
+        by = f" ({o.author})" if o.author else ""
+        text = f"status set by hand to {o.status} (the evidence says {derived}): {o.because}{by}"
+        verdict = {"ruled_out": "rules_out", "confirmed": "confirms", "inconclusive": "inconclusive"}.get(o.status, "supports")
+        items.append(EvidenceItem(h.id, "override", verdict, text, (), ("override",), summary=text))
+        statuses[h.id] = o.status
+        if derived != o.status:
+            override_warnings.append(Warning_("override", f"`{h.id}`: {text}"))
     # A confirmed parent makes its undecided children the next level to decide.
     next_level: dict[str, list[str]] = {}
     for h in inv.hypotheses:
@@ -1134,7 +1148,7 @@ def evaluate(inv: Investigation) -> Evaluation:
             next_level.setdefault(h.parent, []).append(h.id)
 
     bisects = [evaluate_bisect(b, ctx) for b in inv.bisects]
-    warnings: list[Warning_] = []
+    warnings: list[Warning_] = list(override_warnings)
     for h, s in statuses.items():
         if s == "conflicting":
             warnings.append(Warning_("conflict", f"`{h}` has evidence both ways; check the runs behind it"))

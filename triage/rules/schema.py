@@ -167,11 +167,20 @@ class InvestigationSpec(Strict):
         return v
 
 
+class Override(Strict):
+    """A status set by hand, with the reason: shown as such, never hidden."""
+
+    status: Literal["open", "ruled_out", "confirmed", "inconclusive"]
+    because: str = Field(min_length=1)
+    author: Optional[str] = None
+
+
 class HypothesisSpec(Strict):
     id: str = Field(pattern=ID_RE)
     title: str
     text: str = ""
     parent: Optional[str] = None
+    override: Optional[Override] = None
 
 
 class RecipeSpec(Strict):
