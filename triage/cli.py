@@ -121,8 +121,20 @@ def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
     return bundle, ev, changed
 
 
+def _fitted(model: dict, templates: Optional[str]) -> str:
+    """The comment as posted: shortened to GitHub's limit, saying so on stderr."""
+    from triage.render.fit import fit
+    from triage.render.report import to_markdown
+
+    fitted = fit(model, render=lambda m: to_markdown(m, templates))
+    if fitted.note:
+        _err(f"shortened to fit GitHub's comment limit: {fitted.note}")
+    return fitted.body
+
+
 PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1)]
 REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, where several investigations share a PR number.")]
+TEMPLATES_OPT = Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")]
 
 
 # --------------------------------------------------------------------------
@@ -192,22 +204,30 @@ def report(
     pr: PR_OPT,
     format: Annotated[str, typer.Option("--format", "-f", help="markdown (the PR comment), json or text.")] = "markdown",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
-    templates: Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")] = None,
+    templates: TEMPLATES_OPT = None,
+    fit: Annotated[bool, typer.Option("--fit", help="Shorten the markdown to GitHub's 65,536-character limit, as `triage post` does.")] = False,
     repo: REPO_OPT = None,
 ) -> None:
     """Evaluate the rules and render the report.
 
     Examples:
 
-      triage report --pr 30433                 # markdown, as posted to the PR
+      triage report --pr 30433                 # markdown: everything
+      triage report --pr 30433 --fit           # markdown exactly as `triage post` sends it
       triage report --pr 30433 --format text   # for the terminal
       triage report --pr 30433 --format json -o report.json
+
+    The markdown shows everything unless --fit: a report above GitHub's limit
+    then loses its oldest runs, then the evidence details, then long texts,
+    and says so in a line near the top.
     """
     from triage.kb import store
     from triage.render import report as render
 
     if format not in ("markdown", "json", "text"):
         raise InputError(f"--format {format!r}: expected markdown, json or text")
+    if fit and format != "markdown":
+        raise InputError("--fit shortens the markdown comment: use it with --format markdown")
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
@@ -223,6 +243,8 @@ def report(
 
             width = max(80, shutil.get_terminal_size().columns)
         text = render.to_text(model, width=width, color=bool(color))
+    elif fit:
+        text = _fitted(model, templates)
     else:
         text = render.to_markdown(model, templates)
     _write(text, output)

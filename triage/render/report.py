@@ -184,6 +184,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
         "changes": changes or {},
         "since": since,
+        "shortened": None,  # set by render.fit: what was left out to fit GitHub's limit
         "marker": marker(spec.id),
     }
 
