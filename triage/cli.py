@@ -20,6 +20,7 @@ report is the PR comment.
 
 Example (the bundled investigation, sgl-project/sglang#30433):
 
+\b
   triage import examples/kimik26-disagg.runs.jsonl
   triage report --pr 30433 --format text
   triage add-run --pr 30433 --run-id 29300000000 --config kimik26-fp8-1k1k-1p1d \\
@@ -121,6 +122,18 @@ def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
     return bundle, ev, changed
 
 
+def _model(pr: int, repo: Optional[str]) -> tuple[str, dict]:
+    """Evaluate one investigation; its view model (and the database URL)."""
+    from triage.kb import store
+    from triage.render.report import build
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        bundle, ev, _ = _evaluate(s, inv)
+    return url, build(bundle, ev)
+
+
 def _fitted(model: dict, templates: Optional[str]) -> str:
     """The comment as posted: shortened to GitHub's limit, saying so on stderr."""
     from triage.render.fit import fit
@@ -159,6 +172,7 @@ def add_run(
 
     Example:
 
+    \b
       triage add-run --pr 30433 --run-id 28907609511 \\
           --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
           --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
@@ -212,6 +226,7 @@ def report(
 
     Examples:
 
+    \b
       triage report --pr 30433                 # markdown: everything
       triage report --pr 30433 --fit           # markdown exactly as `triage post` sends it
       triage report --pr 30433 --format text   # for the terminal
@@ -221,18 +236,13 @@ def report(
     then loses its oldest runs, then the evidence details, then long texts,
     and says so in a line near the top.
     """
-    from triage.kb import store
     from triage.render import report as render
 
     if format not in ("markdown", "json", "text"):
         raise InputError(f"--format {format!r}: expected markdown, json or text")
     if fit and format != "markdown":
         raise InputError("--fit shortens the markdown comment: use it with --format markdown")
-    url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
-    model = render.build(bundle, ev)
+    _, model = _model(pr, repo)
     if format == "json":
         text = render.to_json(model)
     elif format == "text":
@@ -258,6 +268,7 @@ def check(
 
     Example:
 
+    \b
       triage check rules/
       triage check rules/kimik26-disagg.yaml
 
@@ -282,25 +293,81 @@ def check(
 
 
 @app.command()
+def post(
+    pr: PR_OPT,
+    repo: REPO_OPT = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the request and the comment it would send; write nothing.")] = False,
+    bot_login: Annotated[Optional[str], typer.Option(
+        "--bot-login",
+        help="The account whose comment is ours [default: the token's own login (GET /user); "
+             "github-actions[bot] when GitHub will not say, as for the Actions GITHUB_TOKEN].")] = None,
+    templates: TEMPLATES_OPT = None,
+) -> None:
+    """Create or update the one sticky comment on the PR.
+
+    Examples:
+
+    \b
+      triage post --pr 30433                  # prints e.g. "updated https://github.com/…#issuecomment-…"
+      triage post --pr 30433 --dry-run        # the request and the comment, nothing written
+      triage post --pr 30433 --bot-login my-app[bot]
+
+    The comment is the markdown report, shortened to GitHub's 65,536-character
+    limit if need be (see `triage report --fit`), ending with a hidden marker
+    that names the investigation. The comment that carries the marker and was
+    written by our account is edited when its body changed and left alone when
+    it did not; without one, a comment is created. Comments by anyone else are
+    never touched, even when they quote the marker. The repository and PR are
+    the investigation's (--repo only picks among investigations).
+
+    The token comes from GITHUB_TOKEN or GH_TOKEN (it is never printed), the API
+    from GITHUB_API_URL (default https://api.github.com). Rate limits and
+    server errors are retried with backoff, within bounds, and a retry never
+    posts a second comment.
+    """
+    from triage.github import GitHubClient, upsert_comment
+    from triage.github.comments import validate_login
+    from triage.kb import store
+
+    if bot_login is not None:
+        validate_login(bot_login)
+    client = GitHubClient()
+    if not dry_run and not client.has_token:
+        raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
+    url, model = _model(pr, repo)
+    body = _fitted(model, templates)
+    inv = model["investigation"]
+    with client:
+        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
+                                bot_login=bot_login, dry_run=dry_run)
+    if result.action in ("created", "updated"):
+        with store.session(url) as s:
+            store.record_post(s, inv["id"], result.url, result.action)
+    where = result.url or f"a new comment on {inv['repo']}#{inv['pr']}"
+    typer.echo(f"{result.action} {where}")
+    if result.request is not None:
+        typer.echo(result.request)
+        typer.echo("")
+        sys.stdout.write(body)
+
+
+@app.command()
 def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
     """Show the hypotheses and their status as a table.
 
     Example:
 
+    \b
       triage hypotheses --pr 30433
     """
     from rich.console import Console
     from rich.table import Table
 
-    from triage.kb import store
-    from triage.render.report import STATUS_WORDS, build
+    from triage.render.report import STATUS_WORDS
 
-    url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
-    model = build(bundle, ev)
-    table = Table(title=f"{inv.title} ({inv.repo}#{inv.pr})", title_justify="left", expand=True)
+    _, model = _model(pr, repo)
+    inv = model["investigation"]
+    table = Table(title=f"{inv['title']} ({inv['repo']}#{inv['pr']})", title_justify="left", expand=True)
     table.add_column("id", no_wrap=True)
     table.add_column("title")
     table.add_column("status", no_wrap=True)
@@ -317,6 +384,7 @@ def history(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage history --pr 30433
     """
     from triage.kb import store
@@ -346,6 +414,7 @@ def import_(
 
     Example:
 
+    \b
       triage import examples/kimik26-disagg.runs.jsonl
 
     Each line is one JSON object (see `triage export`). A bad record names its
@@ -373,6 +442,7 @@ def export(
 
     Example:
 
+    \b
       triage export --pr 30433 -o runs.jsonl
     """
     from triage.ingest.records import dumps, run_to_record
@@ -391,6 +461,7 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     Example:
 
+    \b
       triage runs list --pr 30433
     """
     from rich.console import Console
@@ -445,6 +516,7 @@ def runs_exclude(
 
     Example:
 
+    \b
       triage runs exclude 28903343346 --because "based on plain main, not #30386"
     """
     if not because.strip():
@@ -463,6 +535,7 @@ def runs_include(
 
     Example:
 
+    \b
       triage runs include 28903343346
     """
     _set_excluded(pr, repo, run, config, False, None)
@@ -482,6 +555,7 @@ def evidence_add(
 
     Example:
 
+    \b
       triage evidence add --pr 30433 --hypothesis runtime-args --verdict rules_out \\
           --because "kv_cache_dtype, chunked_prefill, mem_fraction identical in both legs" --author alice
     """

@@ -415,6 +415,14 @@ def evidence_history(s: Session, iid: str) -> list[m.Evidence]:
     return list(s.execute(q).scalars())
 
 
+def record_post(s: Session, iid: str, url: Optional[str], action: str) -> m.Post:
+    """Note that the report was written to GitHub (``created`` or ``updated``)."""
+    row = m.Post(investigation_id=iid, url=url, action=action, at=now())
+    s.add(row)
+    s.flush()
+    return row
+
+
 def iter_all_runs(s: Session, iid: str) -> Iterable[m.Run]:
     return runs_of(s, iid)
 
