@@ -157,8 +157,8 @@ TEMPLATES_OPT = Annotated[Optional[str], typer.Option("--templates", help="A dir
 @app.command("add-run")
 def add_run(
     pr: PR_OPT,
-    run_id: Annotated[str, typer.Option("--run-id", help="The CI run id.")],
-    config: Annotated[str, typer.Option("--config", help="The config (leg) name; run id + config is the identity.")],
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="The CI run id (required unless --from-github).")] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="The config (leg) name; run id + config is the identity.")] = None,
     metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N], repeatable; N is the sample count.")] = None,
     status: Annotated[Optional[str], typer.Option("--status", help="passed, failed, crashed, cancelled or error (required for a new run).")] = None,
     set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
@@ -166,29 +166,58 @@ def add_run(
     url: Annotated[Optional[str], typer.Option("--url", help="Link to the run.")] = None,
     note: Annotated[Optional[str], typer.Option("--note", help="A note shown with the run.")] = None,
     time: Annotated[Optional[str], typer.Option("--time", help="When the run happened (ISO 8601).")] = None,
+    from_github: Annotated[Optional[int], typer.Option(
+        "--from-github", min=1, metavar="RUN_ID",
+        help="Record a GitHub Actions workflow run of the investigation's repository: one run per job, "
+             "with its status, URL, sha, branch and log.")] = None,
+    config_from: Annotated[Optional[str], typer.Option(
+        "--config-from", metavar="REGEX",
+        help="With --from-github: the config is this regex's first group (else its match) in the job name; "
+             "jobs it does not match are skipped [default: the whole job name].")] = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Record a run, or update it (idempotent on run id + config).
 
-    Example:
+    Examples:
 
     \b
       triage add-run --pr 30433 --run-id 28907609511 \\
           --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
           --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
+      triage add-run --pr 30433 --from-github 28907609511 --config-from '\\((.+)\\)'
 
     A second call with the same run id and config updates that run: metrics
     and provenance are merged, other fields given replace the old ones.
+
+    With --from-github, each job of the workflow run becomes one run: its
+    config is the job name, or what --config-from takes from it (above, the
+    matrix job "nightly (kimik26-fp8-1k1k-1p1d)" gives kimik26-fp8-1k1k-1p1d).
+    GitHub gives each job's status, URL, time and log, and the run's sha and
+    branch; --set and --note add to every job. It needs a token (GITHUB_TOKEN
+    or GH_TOKEN) that may read the repository's Actions.
     """
     from triage.ingest import runs as parse
     from triage.kb import store
 
+    provenance = parse.parse_assignments(set_ or []) if set_ else None
+    if from_github is not None:
+        given = [flag for flag, value in (("--run-id", run_id), ("--config", config), ("--metric", metric),
+                                          ("--status", status), ("--log", log), ("--url", url), ("--time", time))
+                 if value]
+        if given:
+            raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
+        _add_from_github(pr, repo, from_github, config_from, provenance, note)
+        return
+    if run_id is None or config is None:
+        raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
+    if config_from is not None:
+        raise InputError("--config-from goes with --from-github")
     data = store.RunInput(
         run_id=run_id,
         config=config,
         status=parse.parse_status(status),
         metrics=parse.parse_metrics(metric or []) if metric else None,
-        provenance=parse.parse_assignments(set_ or []) if set_ else None,
+        provenance=provenance,
         url=url,
         time=parse.parse_time(time),
         note=note,
@@ -203,11 +232,41 @@ def add_run(
             found_lines = read_log_into(s, inv, data, log)
         row, created = store.upsert_run(s, inv.id, data)
         _, _, changed = _evaluate(s, inv)
-    for line in found_lines:
-        _err(line)
-    verb = "recorded" if created else "updated"
-    metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
-    typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+    _print_recorded([(row, created, found_lines)], changed)
+
+
+def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Optional[str],
+                     provenance: Optional[dict], note: Optional[str]) -> None:
+    from triage.github import GitHubClient
+    from triage.ingest import fromgithub
+    from triage.kb import store
+
+    pattern = fromgithub.config_pattern(config_from)
+    client = GitHubClient()
+    url_db, _ = _open()
+    with store.session(url_db) as s:
+        where = store.find_investigation(s, pr, repo).repo
+    with client:
+        items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
+    with store.session(url_db) as s:
+        inv = store.find_investigation(s, pr, repo)
+        recorded = fromgithub.record(s, inv, items)
+        _, _, changed = _evaluate(s, inv)
+    _print_recorded(recorded, changed)
+
+
+def _print_recorded(recorded: list, changed: dict) -> None:
+    """One line per run recorded (messages from its log first), then the status changes."""
+    for row, created, messages in recorded:
+        for line in messages:
+            _err(line)
+        verb = "recorded" if created else "updated"
+        metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
+        typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+    _print_changes(changed)
+
+
+def _print_changes(changed: dict) -> None:
     for hid, (before, after) in sorted(changed.items()):
         if before is not None:
             typer.echo(f"  {hid}: {before} → {after}")
@@ -572,9 +631,7 @@ def evidence_add(
         store.add_manual_evidence(s, inv.id, hypothesis, THEN_ALIASES[verdict], because, author, run or [])
         _, _, changed = _evaluate(s, inv)
     typer.echo(f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}")
-    for hid, (before, after) in sorted(changed.items()):
-        if before is not None:
-            typer.echo(f"  {hid}: {before} → {after}")
+    _print_changes(changed)
 
 
 # --------------------------------------------------------------------------
