@@ -242,11 +242,10 @@ def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Opt
     from triage.kb import store
 
     pattern = fromgithub.config_pattern(config_from)
-    client = GitHubClient()
-    url_db, _ = _open()
-    with store.session(url_db) as s:
-        where = store.find_investigation(s, pr, repo).repo
-    with client:
+    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+        url_db, _ = _open()
+        with store.session(url_db) as s:
+            where = store.find_investigation(s, pr, repo).repo
         items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
@@ -355,7 +354,7 @@ def check(
 def post(
     pr: PR_OPT,
     repo: REPO_OPT = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the request and the comment it would send; write nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the request and the comment it would send; send nothing.")] = False,
     bot_login: Annotated[Optional[str], typer.Option(
         "--bot-login",
         help="The account whose comment is ours [default: the token's own login (GET /user); "
@@ -368,7 +367,7 @@ def post(
 
     \b
       triage post --pr 30433                  # prints e.g. "updated https://github.com/…#issuecomment-…"
-      triage post --pr 30433 --dry-run        # the request and the comment, nothing written
+      triage post --pr 30433 --dry-run        # the request and the comment, nothing sent
       triage post --pr 30433 --bot-login my-app[bot]
 
     The comment is the markdown report, shortened to GitHub's 65,536-character
@@ -390,13 +389,12 @@ def post(
 
     if bot_login is not None:
         validate_login(bot_login)
-    client = GitHubClient()
-    if not dry_run and not client.has_token:
-        raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
-    url, model = _model(pr, repo)
-    body = _fitted(model, templates)
-    inv = model["investigation"]
-    with client:
+    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+        if not dry_run and not client.has_token:
+            raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
+        url, model = _model(pr, repo)
+        body = _fitted(model, templates)
+        inv = model["investigation"]
         result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
                                 bot_login=bot_login, dry_run=dry_run)
     if result.action in ("created", "updated"):
