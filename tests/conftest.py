@@ -14,11 +14,42 @@ RULES = ROOT / "rules"
 EXAMPLE_RUNS = ROOT / "examples" / "kimik26-disagg.runs.jsonl"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
-pytest_plugins = ["tests.fakegithub"]
+pytest_plugins = ["tests.fakegithub", "pytester"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    """No GitHub token of the fake in any test's output, failures included.
+
+    Captured output and logs that show one fail the test; a failure report
+    that shows one (an assertion on a header, say) has it masked.
+    """
+    from tests.fakegithub import TOKENS_IN_USE
+
+    outcome = yield
+    report = outcome.get_result()
+    tokens = sorted(TOKENS_IN_USE, key=len, reverse=True)
+
+    def mask(text: str) -> str:
+        for token in tokens:
+            text = text.replace(token, "***")
+        return text
+
+    # each phase's report repeats the earlier phases' sections: judge its own
+    leaked = [title for title, content in report.sections
+              if title.endswith(report.when) and mask(content) != content]
+    report.sections = [(title, mask(content)) for title, content in report.sections]
+    if report.failed and report.longrepr is not None:
+        text = str(report.longrepr)
+        if mask(text) != text:
+            report.longrepr = mask(text) + "\n(a GitHub token in this report was masked)"
+    elif leaked and report.passed:
+        report.outcome = "failed"
+        report.longrepr = f"a GitHub token appeared in the test's output ({', '.join(leaked)})"
 
 
 @dataclass

@@ -60,9 +60,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-__all__ = ["FakeGitHub", "Injection", "RecordedRequest", "fake_github", "fixtures_dir", "load_fixture"]
+__all__ = ["FakeGitHub", "Injection", "RecordedRequest", "TOKENS_IN_USE", "fake_github", "fixtures_dir", "load_fixture"]
 
 DEFAULT_TOKEN = "ghs_FakeTokenForTests0123456789abcdefXYZ"
+# Every token a FakeGitHub was given (long enough to be one): conftest fails a
+# test whose output shows one, and masks it in a failure report.
+TOKENS_IN_USE: set[str] = {DEFAULT_TOKEN}
 
 
 # --------------------------------------------------------------------------
@@ -232,6 +235,7 @@ def _error(status: int, message: str, doc: str = "https://docs.github.com/rest")
 
 class FakeGitHub:
     def __init__(self, *, token: str = DEFAULT_TOKEN, prefix: str = "") -> None:
+        self._token = ""
         self.token = token
         self.prefix = prefix.rstrip("/")
         self.require_auth = True
@@ -267,6 +271,16 @@ class FakeGitHub:
         self._servers: list[ThreadingHTTPServer] = []
         self.base = ""
         self.blob_base = ""
+
+    @property
+    def token(self) -> str:
+        return self._token
+
+    @token.setter
+    def token(self, value: str) -> None:
+        if len(value) >= 12:
+            TOKENS_IN_USE.add(value)
+        self._token = value
 
     # -- lifecycle -----------------------------------------------------------
 

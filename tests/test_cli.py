@@ -212,6 +212,8 @@ def test_help_has_an_example_for_every_command(cli):
     for name in names:
         r = cli(name, "--help")
         assert r.code == 0 and "Example" in r.out and examples_kept(r.out), name
+        # the example is shown as written, one command a line, not rewrapped
+        assert f"\n    triage {name} " in r.out or f"\n      triage {name} " in r.out, name
     for group, sub in groups.items():
         for c in sub.registered_commands:
             r = cli(group, c.name, "--help")

@@ -13,6 +13,7 @@ from triage.rules.stats import (
     Measure,
     Outcome,
     Tolerance,
+    _smallest,
     at_least,
     below,
     compare,
@@ -408,3 +409,27 @@ def test_decision_boundary_is_the_band() -> None:
         compare(Measure(0.5, 10000), Measure(0.5), margin=band - 1e-6).outcome
         is Outcome.CANT_TELL
     )
+
+
+def test_needed_n_for_a_value_a_hair_from_its_limit_is_quick() -> None:
+    # (0.85 + 0.95) / 2 is 0.8999999999999999: a gap of ~1e-16 to a 0.9 gate
+    # asks for an astronomical n; finding it must not walk there one by one.
+    import time
+
+    started = time.monotonic()
+    c = below(Measure.of([0.85, 0.95], 1000), 0.9)
+    assert c.result is None and c.needed is not None and c.needed.startswith("n ≥ ")
+    assert time.monotonic() - started < 1.0
+
+
+@pytest.mark.parametrize("start", [1, 5, 17, 40, 10**6])
+def test_smallest_finds_the_boundary_from_any_start(start) -> None:
+    calls = []
+
+    def ok(n: int) -> bool:
+        calls.append(n)
+        return n >= 17
+
+    assert _smallest(start, ok, 1) == 17
+    assert len(calls) < 60
+    assert _smallest(start, lambda n: True, 3) == 3

@@ -20,6 +20,7 @@ report is the PR comment.
 
 Example (the bundled investigation, sgl-project/sglang#30433):
 
+\b
   triage import examples/kimik26-disagg.runs.jsonl
   triage report --pr 30433 --format text
   triage add-run --pr 30433 --run-id 29300000000 --config kimik26-fp8-1k1k-1p1d \\
@@ -121,8 +122,43 @@ def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
     return bundle, ev, changed
 
 
+def _model(pr: int, repo: Optional[str], since: Optional[str] = None) -> tuple[str, dict]:
+    """Evaluate one investigation; its view model (and the database URL).
+
+    ``since`` adds the "new since" line: ``last-post``, a time or an age;
+    ``post``: the line the posted comment carries (``store.post_since_view``).
+    """
+    from triage.kb import store
+    from triage.render.report import build
+    from triage.rules.similar import DEFAULT_THRESHOLD
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        bundle, ev, _ = _evaluate(s, inv)
+        if since == "post":
+            since_view = store.post_since_view(s, inv)
+        else:
+            since_view = _since(s, inv, since)
+        no_recipe = [h for h in bundle.hypotheses if h.id in ev.untested]
+        seen = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+    return url, build(bundle, ev, since=since_view, similar=seen)
+
+
+def _fitted(model: dict, templates: Optional[str]) -> str:
+    """The comment as posted: shortened to GitHub's limit, saying so on stderr."""
+    from triage.render.fit import fit
+    from triage.render.report import to_markdown
+
+    fitted = fit(model, render=lambda m: to_markdown(m, templates))
+    if fitted.note:
+        _err(f"shortened to fit GitHub's comment limit: {fitted.note}")
+    return fitted.body
+
+
 PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1)]
 REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, where several investigations share a PR number.")]
+TEMPLATES_OPT = Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")]
 
 
 # --------------------------------------------------------------------------
@@ -132,8 +168,8 @@ REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, whe
 @app.command("add-run")
 def add_run(
     pr: PR_OPT,
-    run_id: Annotated[str, typer.Option("--run-id", help="The CI run id.")],
-    config: Annotated[str, typer.Option("--config", help="The config (leg) name; run id + config is the identity.")],
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="The CI run id (required unless --from-github).")] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="The config (leg) name; run id + config is the identity.")] = None,
     metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N], repeatable; N is the sample count.")] = None,
     status: Annotated[Optional[str], typer.Option("--status", help="passed, failed, crashed, cancelled or error (required for a new run).")] = None,
     set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
@@ -141,29 +177,58 @@ def add_run(
     url: Annotated[Optional[str], typer.Option("--url", help="Link to the run.")] = None,
     note: Annotated[Optional[str], typer.Option("--note", help="A note shown with the run.")] = None,
     time: Annotated[Optional[str], typer.Option("--time", help="When the run happened (ISO 8601).")] = None,
+    from_github: Annotated[Optional[int], typer.Option(
+        "--from-github", min=1, metavar="RUN_ID",
+        help="Record a GitHub Actions workflow run of the investigation's repository: one run per job, "
+             "with its status, URL, sha, branch and log.")] = None,
+    config_from: Annotated[Optional[str], typer.Option(
+        "--config-from", metavar="REGEX",
+        help="With --from-github: the config is this regex's first group (else its match) in the job name; "
+             "jobs it does not match are skipped [default: the whole job name].")] = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Record a run, or update it (idempotent on run id + config).
 
-    Example:
+    Examples:
 
     \b
       triage add-run --pr 30433 --run-id 28907609511 \\
           --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
           --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
+      triage add-run --pr 30433 --from-github 28907609511 --config-from '\\((.+)\\)'
 
     A second call with the same run id and config updates that run: metrics
     and provenance are merged, other fields given replace the old ones.
+
+    With --from-github, each job of the workflow run becomes one run: its
+    config is the job name, or what --config-from takes from it (above, the
+    matrix job "nightly (kimik26-fp8-1k1k-1p1d)" gives kimik26-fp8-1k1k-1p1d).
+    GitHub gives each job's status, URL, time and log, and the run's sha and
+    branch; --set and --note add to every job. It needs a token (GITHUB_TOKEN
+    or GH_TOKEN) that may read the repository's Actions.
     """
     from triage.ingest import runs as parse
     from triage.kb import store
 
+    provenance = parse.parse_assignments(set_ or []) if set_ else None
+    if from_github is not None:
+        given = [flag for flag, value in (("--run-id", run_id), ("--config", config), ("--metric", metric),
+                                          ("--status", status), ("--log", log), ("--url", url), ("--time", time))
+                 if value]
+        if given:
+            raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
+        _add_from_github(pr, repo, from_github, config_from, provenance, note)
+        return
+    if run_id is None or config is None:
+        raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
+    if config_from is not None:
+        raise InputError("--config-from goes with --from-github")
     data = store.RunInput(
         run_id=run_id,
         config=config,
         status=parse.parse_status(status),
         metrics=parse.parse_metrics(metric or []) if metric else None,
-        provenance=parse.parse_assignments(set_ or []) if set_ else None,
+        provenance=provenance,
         url=url,
         time=parse.parse_time(time),
         note=note,
@@ -178,11 +243,40 @@ def add_run(
             found_lines = read_log_into(s, inv, data, log)
         row, created = store.upsert_run(s, inv.id, data)
         _, _, changed = _evaluate(s, inv)
-    for line in found_lines:
-        _err(line)
-    verb = "recorded" if created else "updated"
-    metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
-    typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+    _print_recorded([(row, created, found_lines)], changed)
+
+
+def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Optional[str],
+                     provenance: Optional[dict], note: Optional[str]) -> None:
+    from triage.github import GitHubClient
+    from triage.ingest import fromgithub
+    from triage.kb import store
+
+    pattern = fromgithub.config_pattern(config_from)
+    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+        url_db, _ = _open()
+        with store.session(url_db) as s:
+            where = store.find_investigation(s, pr, repo).repo
+        items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
+    with store.session(url_db) as s:
+        inv = store.find_investigation(s, pr, repo)
+        recorded = fromgithub.record(s, inv, items)
+        _, _, changed = _evaluate(s, inv)
+    _print_recorded(recorded, changed)
+
+
+def _print_recorded(recorded: list, changed: dict) -> None:
+    """One line per run recorded (messages from its log first), then the status changes."""
+    for row, created, messages in recorded:
+        for line in messages:
+            _err(line)
+        verb = "recorded" if created else "updated"
+        metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
+        typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+    _print_changes(changed)
+
+
+def _print_changes(changed: dict) -> None:
     for hid, (before, after) in sorted(changed.items()):
         if before is not None:
             typer.echo(f"  {hid}: {before} → {after}")
@@ -237,8 +331,9 @@ def report(
     pr: PR_OPT,
     format: Annotated[str, typer.Option("--format", "-f", help="markdown (the PR comment), json or text.")] = "markdown",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
-    templates: Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")] = None,
+    templates: TEMPLATES_OPT = None,
     since: Annotated[Optional[str], typer.Option("--since", help=SINCE_HELP)] = None,
+    fit: Annotated[bool, typer.Option("--fit", help="Shorten the markdown to GitHub's 65,536-character limit, as `triage post` does.")] = False,
     repo: REPO_OPT = None,
 ) -> None:
     """Evaluate the rules and render the report.
@@ -246,30 +341,30 @@ def report(
     Examples:
 
     \b
-      triage report --pr 30433                 # markdown, as posted to the PR
+      triage report --pr 30433                 # markdown: everything
+      triage report --pr 30433 --fit           # markdown exactly as the post command sends it
       triage report --pr 30433 --format text   # for the terminal
       triage report --pr 30433 --format json -o report.json
       triage report --pr 30433 --since last-post   # what arrived since the last posted report
       triage report --pr 30433 --since 2d          # … or in the last two days
+
+    The markdown shows everything unless --fit: a report above GitHub's limit
+    then loses its oldest runs, then the evidence details, then long texts,
+    and says so in a line near the top.
     """
-    from triage.kb import store
     from triage.render import report as render
-    from triage.rules.similar import DEFAULT_THRESHOLD
 
     _check_format(format, "markdown", "json", "text")
-    url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
-        since_view = _since(s, inv, since)
-        no_recipe = [h for h in bundle.hypotheses if h.id in ev.untested]
-        seen = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
-    model = render.build(bundle, ev, since=since_view, similar=seen)
+    if fit and format != "markdown":
+        raise InputError("--fit shortens the markdown comment: use it with --format markdown")
+    _, model = _model(pr, repo, since)
     if format == "json":
         text = render.to_json(model)
     elif format == "text":
         width, color = _terminal(output)
         text = render.to_text(model, width=width, color=color)
+    elif fit:
+        text = _fitted(model, templates)
     else:
         text = render.to_markdown(model, templates)
     _write(text, output)
@@ -445,6 +540,68 @@ def test_rules(
 
 
 @app.command()
+def post(
+    pr: PR_OPT,
+    repo: REPO_OPT = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the request and the comment it would send; send nothing.")] = False,
+    bot_login: Annotated[Optional[str], typer.Option(
+        "--bot-login",
+        help="The account whose comment is ours [default: the token's own login (GET /user); "
+             "github-actions[bot] when GitHub will not say, as for the Actions GITHUB_TOKEN].")] = None,
+    templates: TEMPLATES_OPT = None,
+) -> None:
+    """Create or update the one sticky comment on the PR.
+
+    Examples:
+
+    \b
+      triage post --pr 30433                  # prints e.g. "updated https://github.com/…#issuecomment-…"
+      triage post --pr 30433 --dry-run        # the request and the comment, nothing sent
+      triage post --pr 30433 --bot-login my-app[bot]
+
+    The comment is the markdown report, shortened to GitHub's 65,536-character
+    limit if need be (see `triage report --fit`), ending with a hidden marker
+    that names the investigation. The comment that carries the marker and was
+    written by our account is edited when its body changed and left alone when
+    it did not; without one, a comment is created. Comments by anyone else are
+    never touched, even when they quote the marker. The repository and PR are
+    the investigation's (--repo only picks among investigations).
+
+    The token comes from GITHUB_TOKEN or GH_TOKEN (it is never printed), the API
+    from GITHUB_API_URL (default https://api.github.com). Rate limits and
+    server errors are retried with backoff, within bounds, and a retry never
+    posts a second comment.
+    """
+    from datetime import datetime
+
+    from triage.github import GitHubClient, upsert_comment
+    from triage.github.comments import validate_login
+    from triage.kb import store
+
+    if bot_login is not None:
+        validate_login(bot_login)
+    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+        if not dry_run and not client.has_token:
+            raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
+        url, model = _model(pr, repo, "post")
+        body = _fitted(model, templates)
+        inv = model["investigation"]
+        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
+                                bot_login=bot_login, dry_run=dry_run)
+    if result.action in ("created", "updated"):
+        with store.session(url) as s:
+            since = model["since"]["at"] if model["since"] else None
+            store.record_post(s, inv["id"], result.url, result.action,
+                              datetime.fromisoformat(since) if since else None)
+    where = result.url or f"a new comment on {inv['repo']}#{inv['pr']}"
+    typer.echo(f"{result.action} {where}")
+    if result.request is not None:
+        typer.echo(result.request)
+        typer.echo("")
+        sys.stdout.write(body)
+
+
+@app.command()
 def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
     """Show the hypotheses and their status as a table.
 
@@ -456,15 +613,11 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from triage.kb import store
-    from triage.render.report import STATUS_WORDS, build
+    from triage.render.report import STATUS_WORDS
 
-    url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
-    model = build(bundle, ev)
-    table = Table(title=f"{inv.title} ({inv.repo}#{inv.pr})", title_justify="left", expand=True)
+    _, model = _model(pr, repo)
+    inv = model["investigation"]
+    table = Table(title=f"{inv['title']} ({inv['repo']}#{inv['pr']})", title_justify="left", expand=True)
     table.add_column("id", no_wrap=True)
     table.add_column("title")
     table.add_column("status", no_wrap=True)
@@ -669,9 +822,7 @@ def evidence_add(
         store.add_manual_evidence(s, inv.id, hypothesis, THEN_ALIASES[verdict], because, author, run or [])
         _, _, changed = _evaluate(s, inv)
     typer.echo(f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}")
-    for hid, (before, after) in sorted(changed.items()):
-        if before is not None:
-            typer.echo(f"  {hid}: {before} → {after}")
+    _print_changes(changed)
 
 
 # --------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from .actions import (
     fetch_job_log,
     fetch_workflow_run,
     list_run_artifacts,
+    log_lines,
     status_for,
 )
 from .client import (
@@ -42,6 +43,7 @@ __all__ = [
     "fetch_job_log",
     "fetch_workflow_run",
     "list_run_artifacts",
+    "log_lines",
     "status_for",
     "upsert_comment",
     "validate_repo",

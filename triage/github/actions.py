@@ -29,6 +29,7 @@ on another host; the client follows it without the token.  A log that is gone
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,7 @@ __all__ = [
     "JobRecord",
     "fetch_workflow_run",
     "fetch_job_log",
+    "log_lines",
     "download_run_logs",
     "list_run_artifacts",
     "status_for",
@@ -106,6 +108,14 @@ def _positive_int(value: Any, what: str) -> int:
 
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")
+
+
+def log_lines(text: str) -> list[str]:
+    """A job log's lines without the timestamp GitHub puts before each one."""
+    return [_STAMP.sub("", line, count=1) for line in text.splitlines()]
 
 
 def fetch_job_log(client: GitHubClient, repo: str, job_id: int) -> str | None:

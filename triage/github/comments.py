@@ -32,10 +32,11 @@ from triage.errors import InputError
 
 from .client import GitHubClient, GitHubError, GitHubNetworkError, GitHubNotFound
 
-__all__ = ["PostResult", "upsert_comment", "find_own_comment", "validate_repo", "DEFAULT_BOT_LOGIN"]
+__all__ = ["PostResult", "upsert_comment", "find_own_comment", "validate_repo", "validate_login", "DEFAULT_BOT_LOGIN"]
 
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
+_LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 
 
 @dataclass
@@ -51,6 +52,13 @@ def validate_repo(repo: str) -> str:
     if not isinstance(repo, str) or not _REPO_RE.match(repo) or {".", ".."} & set(repo.split("/")):
         raise InputError(f"repository must be OWNER/NAME (e.g. octo-org/octo-repo), got {repo!r}")
     return repo
+
+
+def validate_login(login: str) -> str:
+    """Return ``login`` if it can be a GitHub account (``name`` or ``app[bot]``), else InputError."""
+    if not isinstance(login, str) or not _LOGIN_RE.match(login):
+        raise InputError(f"--bot-login must be a GitHub login such as octocat or my-app[bot], got {login!r}")
+    return login
 
 
 def _normalise(text: str) -> str:

@@ -170,10 +170,16 @@ class StatusChange(SQLModel, table=True):
 
 
 class Post(SQLModel, table=True):
-    """A report posted to GitHub (for ``--since last-post``)."""
+    """A report posted to GitHub (for ``--since last-post``).
+
+    One row each time ``triage post`` wrote the comment: ``action`` is
+    ``created`` or ``updated``; a post that found the comment unchanged, and a
+    dry run, add no row.
+    """
 
     pk: Optional[int] = Field(default=None, primary_key=True)
     investigation_id: str = Field(foreign_key="investigation.id", index=True)
     url: Optional[str] = None
     action: str
     at: datetime
+    since: Optional[datetime] = None  # the baseline of the body's "new since" line, if it had one

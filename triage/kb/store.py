@@ -416,6 +416,14 @@ def evidence_history(s: Session, iid: str) -> list[m.Evidence]:
     return list(s.execute(q).scalars())
 
 
+def record_post(s: Session, iid: str, url: Optional[str], action: str, since: Optional[datetime] = None) -> m.Post:
+    """Note that the report was written to GitHub (``created`` or ``updated``)."""
+    row = m.Post(investigation_id=iid, url=url, action=action, at=now(), since=since)
+    s.add(row)
+    s.flush()
+    return row
+
+
 def iter_all_runs(s: Session, iid: str) -> Iterable[m.Run]:
     return runs_of(s, iid)
 
@@ -446,11 +454,30 @@ def _utc(t: datetime) -> datetime:
     return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 
+def last_post(s: Session, iid: str) -> Optional[m.Post]:
+    """The investigation's newest ``Post``, or None."""
+    q = select(m.Post).where(m.Post.investigation_id == iid).order_by(m.Post.at.desc(), m.Post.pk.desc())
+    return s.execute(q).scalars().first()
+
+
 def last_post_time(s: Session, iid: str) -> Optional[datetime]:
     """When the investigation's report was last posted (the newest ``Post``), or None."""
-    q = select(m.Post).where(m.Post.investigation_id == iid).order_by(m.Post.at.desc(), m.Post.pk.desc())
-    row = s.execute(q).scalars().first()
+    row = last_post(s, iid)
     return _utc(row.at) if row is not None else None
+
+
+def post_since_view(s: Session, inv: m.Investigation) -> Optional[dict]:
+    """The comment's "new since" line: what changed since the comment was last
+    written; when nothing has, the same line the comment already carries, so
+    that posting again changes nothing (and edits nothing)."""
+    last = last_post(s, inv.id)
+    if last is None:
+        return None
+    label = "the last update of this comment"
+    view = since_view(s, inv, last.at, label)
+    if view["runs"] or view["updated"] or view["changes"]:
+        return view
+    return since_view(s, inv, last.since, label) if last.since is not None else None
 
 
 def since_view(s: Session, inv: m.Investigation, at: datetime, label: str) -> dict:
@@ -476,7 +503,7 @@ def since_view(s: Session, inv: m.Investigation, at: datetime, label: str) -> di
             first.setdefault(c.hypothesis_id, c.previous)
             last[c.hypothesis_id] = c.status
     changes = [{"hypothesis": h, "previous": first[h], "status": last[h]} for h in last if first[h] != last[h]]
-    return {"label": label, "at": at.isoformat(timespec="seconds"), "runs": new, "updated": updated,
+    return {"label": label, "at": at.isoformat(), "runs": new, "updated": updated,
             "changes": changes}
 
 

@@ -12,10 +12,14 @@ import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
+from urllib.parse import quote
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;"})
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+# Kept as they are in a link target; everything else is percent-encoded
+# (also "@", so that no raw "@name" is left for a mention scanner).
+_URL_SAFE = ":/?#!$&*+,;=%-._~"
 
 
 def template_dirs(extra: Optional[str] = None) -> list[str]:
@@ -54,8 +58,12 @@ def cell(text: Any) -> str:
     return md(text)
 
 
-def code(text: Any) -> str:
-    """An inline code span that survives any content, also inside tables."""
+def code(text: Any, cell: bool = True) -> str:
+    """An inline code span that survives any content, also inside tables.
+
+    ``cell=False`` (``| code(false)`` in a template) is for a span outside a
+    table, where ``\\|`` would show its backslash.
+    """
     s = " ".join(("" if text is None else str(text)).split())
     if not s:
         return ""
@@ -63,7 +71,8 @@ def code(text: Any) -> str:
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     # Inside a table GFM splits cells on | before it reads code spans.
-    s = s.replace("|", "\\|")
+    if cell:
+        s = s.replace("|", "\\|")
     # Code spans do not decode entities, so mentions are broken with a
     # zero-width space instead; < and > are inert inside code.
     s = _inert_comments(_MENTION.sub("@\u200b", s))
@@ -71,11 +80,16 @@ def code(text: Any) -> str:
 
 
 def link(text: Any, url: Optional[str]) -> str:
-    """A markdown link to an http(s) URL, else the escaped text."""
+    """A markdown link to an http(s) URL, else the escaped text.
+
+    The URL is percent-encoded beyond RFC 3986's own characters: a ``|``
+    would end a table cell (GFM splits cells before it reads links), and
+    backticks, brackets or backslashes could end the link early.
+    """
     label = md(text)
     if not url or not re.match(r"^https?://[^\s<>()\"']+$", str(url)):
         return label
-    return f"[{label}]({url})"
+    return f"[{label}]({quote(str(url), safe=_URL_SAFE)})"
 
 
 def block(text: Any) -> str:

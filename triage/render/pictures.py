@@ -38,6 +38,9 @@ TEXT_MARKS = {"good": "good", "bad": "BAD", "untested": "untested", "skipped": "
               "flaky": "FLAKY"}
 
 
+CHART_RUNS = 40
+
+
 def _label(text: Any) -> str:
     """A quoted xychart string: no quotes, backticks, angle brackets, line breaks or mentions."""
     s = " ".join(str(text).split())
@@ -85,6 +88,8 @@ def metric_series(model: dict) -> Optional[dict]:
                      "value": r["metrics"][metric]["value"]})
     if not bars:
         return None
+    total = len(bars)
+    bars = bars[-CHART_RUNS:]  # the newest: a chart of hundreds of bars reads as nothing
     lines = []
     if inv["gate"] is not None:
         lines.append({"name": "gate", "value": inv["gate"], "colour": PALETTE[1]})
@@ -93,7 +98,7 @@ def metric_series(model: dict) -> Optional[dict]:
         if ref and ref["value"] is not None:
             lines.append({"name": name, "value": ref["value"], "colour": colour})
     lo, hi = _range([b["value"] for b in bars] + [x["value"] for x in lines])
-    return {"metric": metric, "bars": bars, "lines": lines, "min": lo, "max": hi}
+    return {"metric": metric, "bars": bars, "lines": lines, "min": lo, "max": hi, "total": total}
 
 
 def metric_chart(series: Optional[dict]) -> Optional[dict]:
@@ -116,7 +121,9 @@ def metric_chart(series: Optional[dict]) -> Optional[dict]:
     ]
     for line in series["lines"]:
         lines.append("  line [" + ", ".join([fmt_num(line["value"])] * len(series["bars"])) + "]")
-    legend = [f"bars: {series['metric']} of each valid run"]
+    shown = len(series["bars"])
+    which = "each valid run" if shown == series.get("total", shown) else f"the newest {shown} of {series['total']} valid runs"
+    legend = [f"bars: {series['metric']} of {which}"]
     legend += [f"{COLOUR_NAMES[x['colour']]} line: {x['name']} {fmt(x['value'])}" for x in series["lines"]]
     return {"mermaid": "\n".join(lines), "legend": " · ".join(legend)}
 

@@ -69,8 +69,18 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     recipes = {r.id: r for r in bundle.recipes}
     short = _shortener(spec.config_prefix)
 
-    def run_ref(key: str) -> dict:
+    by_key = {r.key: r for r in runs}
+
+    def split(key: str) -> tuple[str, str]:
+        # By lookup first: a run id or config may itself hold a "/".
+        run = by_key.get(key)
+        if run is not None:
+            return run.run_id, run.config
         run_id, _, config = key.partition("/")
+        return run_id, config
+
+    def run_ref(key: str) -> dict:
+        run_id, config = split(key)
         return {"run_id": run_id, "config": config, "url": url_of.get(key)}
 
     parents = {x.id: x.parent for x in bundle.hypotheses}
@@ -82,7 +92,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         decisive = [e for e in items if e.counts and e.verdict in DECISIVE[status] and "invalid-run" not in e.flags]
         decisive = list({(e.verdict, e.summary): e for e in decisive}.values())
         not_counted = list(dict.fromkeys(
-            f"{k.partition('/')[0]} ({short(k.partition('/')[2])})" for e in items if "invalid-run" in e.flags for k in e.runs))
+            f"{split(k)[0]} ({short(split(k)[1])})" for e in items if "invalid-run" in e.flags for k in e.runs))
         hyps.append({
             "id": h.id,
             "title": h.title,
@@ -98,8 +108,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "not_counted": not_counted,
             "evidence": [
                 {
-                    "run_id": e.runs[0].partition("/")[0] if e.runs else None,
-                    "config": e.runs[0].partition("/")[2] if e.runs else None,
+                    "run_id": split(e.runs[0])[0] if e.runs else None,
+                    "config": split(e.runs[0])[1] if e.runs else None,
                     "runs": [run_ref(k) for k in e.runs],
                     "rule": e.rule,
                     "verdict": e.verdict,
@@ -203,6 +213,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
         "changes": changes or {},
         "since": since,
+        "shortened": None,  # set by render.fit: what was left out to fit GitHub's limit
         "marker": marker(spec.id),
     }
     model["series"] = pictures.metric_series(model)

@@ -576,8 +576,9 @@ def _reason(summary: Optional[str], res: Result) -> str:
 def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[EvidenceItem]:
     out = []
     for key, _ in res.invalid:
-        run_id, _, config = key.partition("/")
-        run = next((r for r in ctx.by_config.get(config, []) if r.run_id == run_id), None)
+        # Look the run up by its key: a run id or config may itself hold a "/".
+        run = next((r for r in ctx.runs if r.key == key), None)
+        config = run.config if run is not None else key.partition("/")[2]
         why = ctx.invalid_reason(run, brief=True) if run is not None else "invalid"
         text = f"{ctx.short(config)} {why}: never rules anything out"
         out.append(EvidenceItem(hyp, rule, "inconclusive", text, (key,), ("invalid-run",), summary=text))

@@ -329,14 +329,25 @@ def _two_sided_q(confidence: float, df: float = math.inf) -> float:
 def _smallest(start: int, ok: Callable[[int], bool], lowest: int) -> int:
     """Smallest integer >= ``lowest`` with ``ok`` true, searching near ``start``.
 
-    ``ok`` must be monotone (false ... false true true ...).
+    ``ok`` must be monotone (false ... false true true ...).  Galloping
+    then bisecting, so a start that is far off (a value a hair away from its
+    limit asks for n in the 10^30s) costs a few dozen calls, not a loop.
     """
-    k = max(lowest, start)
-    while not ok(k):
-        k += 1
-    while k > lowest and ok(k - 1):
-        k -= 1
-    return k
+    hi = max(lowest, start)
+    step = 1
+    while not ok(hi):  # gallop up to a true
+        hi, step = hi + step, step * 2
+    lo, step = hi - 1, 1
+    while lo >= lowest and ok(lo):  # gallop down to a false (or below lowest)
+        hi, lo, step = lo, lo - step, step * 2
+    lo = max(lo, lowest - 1)
+    while hi - lo > 1:  # invariant: ok(hi), and lo < lowest or not ok(lo)
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _ceil(x: float) -> int:
