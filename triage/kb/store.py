@@ -301,9 +301,17 @@ def to_runrec(r: m.Run) -> Any:
     )
 
 
+TEXT_FIELDS = ("url", "note", "log_excerpt", "signature_id", "signature_line", "excluded_reason")
+
+
 @dataclass
 class RunInput:
-    """What ``add-run`` or an import says about one run (None: leave as is)."""
+    """What ``add-run`` or an import says about one run (None: leave as is).
+
+    Empty text is no text: ``""`` in a text field clears it, and a provenance
+    key given an empty value is removed (``--set image=``), so that what is
+    stored reads back the same from JSON Lines and from CSV.
+    """
 
     run_id: str
     config: str
@@ -342,11 +350,14 @@ def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -
     if data.metrics is not None:
         row.metrics = dict(data.metrics) if replace else {**row.metrics, **data.metrics}
     if data.provenance is not None:
-        row.provenance = dict(data.provenance) if replace else {**row.provenance, **data.provenance}
-    for name in ("url", "time", "note", "log_excerpt", "signature_id", "signature_line", "excluded_reason"):
+        merged = dict(data.provenance) if replace else {**row.provenance, **data.provenance}
+        row.provenance = {k: v for k, v in merged.items() if v != ""}
+    if data.time is not None or replace:
+        row.time = data.time
+    for name in TEXT_FIELDS:
         value = getattr(data, name)
         if value is not None or replace:
-            setattr(row, name, value)
+            setattr(row, name, value or None)
     if data.excluded is not None:
         row.excluded = data.excluded
     elif replace:
