@@ -548,28 +548,41 @@ def signatures_list() -> None:
     Console(highlight=False).print(table)
 
 
+FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl or csv [default: by the file's extension; jsonl].")]
+
+
 @app.command("import")
 def import_(
-    file: Annotated[str, typer.Argument(help="A JSON Lines file of run records (- for stdin).")],
+    file: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of run records (- for stdin).")],
     pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
+    format: FORMAT_OPT = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Import run records; all or nothing, idempotent.
 
-    Example:
+    Examples:
 
+    \b
       triage import examples/kimik26-disagg.runs.jsonl
+      triage import runs.csv --pr 30433
 
-    Each line is one JSON object (see `triage export`). A bad record names its
-    line and nothing from the file is kept.
+    JSON Lines: one JSON object a line (what `triage export` writes). CSV: a
+    header, then one run a row, with metric.NAME, metric.NAME/n and prov.KEY
+    columns (see the README). A record replaces the run with the same run
+    id and config. A bad record names its line and nothing from the file is
+    kept. The investigation is evaluated once, after the import.
     """
-    from triage.ingest.importer import import_file
+    from triage.ingest.importer import guess_format, import_file
     from triage.kb import store
 
+    fmt = guess_format(file, format)
     url, _ = _open()
     with store.session(url) as s:
         default = store.find_investigation(s, pr, repo).id if pr is not None else None
-        result = import_file(s, file, default_investigation=default)
+        total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
+        with _progress(f"importing {file}", total) as update:
+            tick = (lambda done, _size: update(done)) if update is not None else None
+            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick)
         for iid in result.investigations:
             _evaluate(s, store.find_investigation(s, ident=iid))
     typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated")
@@ -579,22 +592,39 @@ def import_(
 def export(
     pr: PR_OPT,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
+    format: FORMAT_OPT = None,
     repo: REPO_OPT = None,
 ) -> None:
-    """Export an investigation's runs as JSON Lines (what `import` reads).
+    """Export an investigation's runs as JSON Lines or CSV (what `import` reads).
 
-    Example:
+    Examples:
 
+    \b
       triage export --pr 30433 -o runs.jsonl
+      triage export --pr 30433 -o runs.csv      # CSV, by the extension
+      triage export --pr 30433 --format csv
+
+    Exported and imported again, into this or another knowledge base, the
+    runs are the same: the round trip is lossless in both formats.
     """
-    from triage.ingest.records import dumps, run_to_record
+    import io
+
+    from triage.ingest.importer import guess_format
+    from triage.ingest.records import dumps, run_to_record, write_csv
     from triage.kb import store
 
+    fmt = guess_format(str(output) if output is not None else "-", format)
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        lines = [dumps(run_to_record(r)) for r in store.runs_of(s, inv.id)]
-    _write("".join(line + "\n" for line in lines), output)
+        records = [run_to_record(r) for r in store.runs_of(s, inv.id)]
+    if fmt == "csv":
+        buf = io.StringIO()
+        write_csv(records, buf)
+        text = buf.getvalue()
+    else:
+        text = "".join(dumps(rec) + "\n" for rec in records)
+    _write(text, output)
 
 
 @runs_app.command("list")
