@@ -15,18 +15,16 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Callable, Iterator, Optional
 
 from triage.errors import InputError
-from triage.ingest.records import Record, check_record, quick_record, read_csv
+from triage.ingest.records import Record, check_record, quick_line, quick_record, read_csv
 from triage.kb import store
 
 FORMATS = ("jsonl", "csv")
 #: Records per bulk statement.
 BATCH = 5000
-
-_scan = json.JSONDecoder().scan_once  # the C scanner under json.loads, without its per-call overhead
-
 
 @dataclass
 class ImportResult:
@@ -62,21 +60,47 @@ def _open_text(path: str) -> Any:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-def _jsonl(fh: Any, path: str) -> Iterator[tuple[int, Any]]:
-    scan = _scan
-    for lineno, line in enumerate(fh, 1):
-        try:
-            rec, end = scan(line, 0)
-            if end != len(line) and line[end:].strip():
-                raise ValueError
-        except (StopIteration, ValueError):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)  # for its message (or a line that starts with blanks)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
-        yield lineno, rec
+Batch = tuple[list[int], list[Record]]  # line numbers and the checked records on them
+
+
+def _slow_line(line: str, where: str) -> Optional[Record]:
+    """A line the quick path refused: parsed and checked one field at a
+    time, for the message that names its problem (None: a blank line)."""
+    if not line.strip():
+        return None
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
+    return check_record(rec, where)
+
+
+def _jsonl_batches(fh: Any, path: str) -> Iterator[Batch]:
+    """The file's records, :data:`BATCH` lines at a time.  List
+    comprehensions over a batch keep Python's per-record overhead low."""
+    first = 1
+    while True:
+        lines = list(islice(fh, BATCH))
+        if not lines:
+            return
+        records = [quick_line(x) for x in lines]
+        numbers = list(range(first, first + len(lines)))
+        if None in records:  # unusual lines: the slow way, in order
+            records = [r if r is not None else _slow_line(x, f"{path}:{n}") for r, x, n in zip(records, lines, numbers)]
+            if None in records:  # blank lines
+                numbers = [n for n, r in zip(numbers, records) if r is not None]
+                records = [r for r in records if r is not None]
+        first += len(lines)
+        yield numbers, records  # type: ignore[misc]
+
+
+def _csv_batches(fh: Any, path: str) -> Iterator[Batch]:
+    rows = read_csv(fh, path)
+    while True:
+        chunk = list(islice(rows, BATCH))
+        if not chunk:
+            return
+        yield [n for n, _ in chunk], [quick_record(rec) or check_record(rec, f"{path}:{n}") for n, rec in chunk]
 
 
 def import_file(s: Any, path: str, *, default_investigation: Optional[str] = None, fmt: Optional[str] = None,
@@ -93,30 +117,27 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
     collect = gc.isenabled()
     gc.disable()  # the import makes many small objects and keeps them: collecting finds nothing
     try:
-        records = read_csv(fh, path) if fmt == "csv" else _jsonl(fh, path)
         writer = store.RunWriter(s)
-        known: set[Optional[str]] = set()
-        batch: list[Record] = []
-        for lineno, rec in records:
-            r = quick_record(rec) or check_record(rec, f"{path}:{lineno}")
-            iid = r.investigation or default_investigation
-            if iid not in known:
-                where = f"{path}:{lineno}"
-                if iid is None:
-                    raise InputError(f"{where}: the record names no investigation; add one or pass --pr")
-                if s.get(store.m.Investigation, iid) is None:
-                    raise InputError(f"{where}: no investigation {iid!r}; load its rule file first")
-                known.add(iid)
-                result.investigations.append(iid)
-            batch.append(r if r.investigation == iid else r._replace(investigation=iid))
-            if len(batch) >= BATCH:
-                result.created += writer.write(batch)
-                result.total += len(batch)
-                batch = []
-                if progress is not None:
-                    progress(_position(fh), total)
-        result.created += writer.write(batch)
-        result.total += len(batch)
+        known: set[str] = set()
+        for numbers, records in (_csv_batches if fmt == "csv" else _jsonl_batches)(fh, path):
+            named = {r[0] for r in records}
+            if None in named:
+                records = [r if r[0] else r._replace(investigation=default_investigation) for r in records]
+                named = {r[0] for r in records}
+            new = named - known
+            for n, r in zip(numbers, records) if new else ():
+                if r[0] in new:  # the first record naming an investigation not seen yet
+                    if r[0] is None:
+                        raise InputError(f"{path}:{n}: the record names no investigation; add one or pass --pr")
+                    if s.get(store.m.Investigation, r[0]) is None:
+                        raise InputError(f"{path}:{n}: no investigation {r[0]!r}; load its rule file first")
+                    new.discard(r[0])
+                    known.add(r[0])
+                    result.investigations.append(r[0])
+            result.created += writer.write(records)
+            result.total += len(records)
+            if progress is not None:
+                progress(_position(fh), total)
         writer.done()
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None

@@ -49,7 +49,7 @@ def get_engine(url: str) -> Engine:
         return _engines[url]
     try:
         if url.startswith("sqlite"):
-            engine = create_engine(url, connect_args={"timeout": 30})
+            engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=json_text)
 
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_conn: Any, _: Any) -> None:
@@ -60,7 +60,7 @@ def get_engine(url: str) -> Engine:
                 cur.close()
 
         else:
-            engine = create_engine(url, pool_pre_ping=True)
+            engine = create_engine(url, pool_pre_ping=True, json_serializer=json_text)
     except (ArgumentError, NoSuchModuleError) as e:
         raise InputError(f"--db: not a database URL SQLAlchemy can use: {url} ({e.__class__.__name__})") from None
     except ModuleNotFoundError as e:
@@ -374,20 +374,19 @@ RUN_COLUMNS = ("investigation_id", "run_id", "config", "status", "metrics", "pro
 _IDENTITY = ("investigation_id", "run_id", "config")
 
 
-def _no_default(o: Any) -> Any:
-    raise TypeError(f"{type(o).__name__} is not JSON serializable")
+try:  # several times faster than json.dumps, which matters to bulk imports
+    from msgspec.json import encode as _msgspec_encode
+except ImportError:  # pragma: no cover - a dependency
+    _msgspec_encode = None
 
 
-try:  # json.dumps's own C encoder, made once instead of on every call
-    _encode = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-        None, _no_default, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
-except (AttributeError, TypeError):  # pragma: no cover - no C accelerator
-    _encode = None
-
-
-def _json_text(value: dict) -> str:
-    """Exactly ``json.dumps(value)`` (what the ORM stores), several times faster."""
-    return "".join(_encode(value, 0)) if _encode is not None else json.dumps(value)
+def json_text(value: Any) -> str:
+    """The JSON text the knowledge base stores for a JSON column (compact,
+    UTF-8); the engine's serializer, so that the ORM and :class:`RunWriter`
+    write the same text."""
+    if _msgspec_encode is not None:
+        return _msgspec_encode(value).decode("utf-8")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # pragma: no cover
 
 
 class RunWriter:
@@ -433,8 +432,10 @@ class RunWriter:
         self._pick = None  # positions to reorder values by, if the statement orders them otherwise
         if self._order is not None and self._order != list(names):
             self._pick = [names.index(c) for c in self._order]
-        # the processors the ORM applies, so that both write the same text
-        self._time = table.c.time.type.dialect_impl(dialect).bind_processor(dialect)
+        # The processors the ORM applies, so that both write the same text.
+        # For times, the database type's own: the UTCDateTime around it only
+        # converts to UTC, and every time here is UTC already.
+        self._time = table.c.time.type.impl_instance.dialect_impl(dialect).bind_processor(dialect)
         self._bool = table.c.excluded.type.dialect_impl(dialect).bind_processor(dialect)
         self._stamp_value = self._time(stamp) if self._time else stamp
 
@@ -461,11 +462,9 @@ class RunWriter:
             for r in latest.values():
                 upsert_run(self.s, r[0], RunInput(*r[1:12], excluded=r[12], excluded_reason=r[13]), replace=True)
             return len(new)
-        time_, bool_, stamp, enc, join = self._time, self._bool, self._stamp_value, _encode, "".join
-        if enc is None:  # pragma: no cover - no C accelerator
-            enc, join = (lambda v, _: [json.dumps(v)]), "".join
+        time_, bool_, stamp, text = self._time, self._bool, self._stamp_value, json_text
         values = [
-            (r[0], r[1], r[2], r[3], join(enc(r[4], 0)), join(enc(r[5], 0)), r[6],
+            (r[0], r[1], r[2], r[3], text(r[4]), text(r[5]), r[6],
              time_(r[7]) if time_ is not None and r[7] is not None else r[7], r[8], r[9], r[10], r[11],
              bool_(r[12]) if bool_ is not None else r[12], r[13], stamp, stamp)
             for r in latest.values()
