@@ -175,8 +175,10 @@ class Context:
         self.spec = inv.spec
         self.runs = list(inv.runs)
         self.by_config: dict[str, list[RunRec]] = {}
+        self.by_key: dict[str, RunRec] = {}  # "run_id/config" -> the run (the first, as a scan would find)
         for r in self.runs:
             self.by_config.setdefault(r.config, []).append(r)
+            self.by_key.setdefault(f"{r.run_id}/{r.config}", r)
         self.tolerance = stats.Tolerance.parse(self.spec.tolerance) if self.spec.tolerance is not None else None
         self.confidence = self.spec.confidence
         self.refs: dict[str, tuple[Optional[Measure], str]] = {}
@@ -518,8 +520,8 @@ def _reason(summary: Optional[str], res: Result) -> str:
 def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[EvidenceItem]:
     out = []
     for key, _ in res.invalid:
-        run_id, _, config = key.partition("/")
-        run = next((r for r in ctx.by_config.get(config, []) if r.run_id == run_id), None)
+        config = key.partition("/")[2]
+        run = ctx.by_key.get(key)
         why = ctx.invalid_reason(run, brief=True) if run is not None else "invalid"
         text = f"{ctx.short(config)} {why}: never rules anything out"
         out.append(EvidenceItem(hyp, rule, "inconclusive", text, (key,), ("invalid-run",), summary=text))
