@@ -115,17 +115,16 @@ def _write(text: str, output: Optional[Path]) -> None:
 
 
 @contextmanager
-def _progress(what: str, total: Optional[int], unit: str = "bytes") -> Iterator[Optional[Callable[[int], None]]]:
-    """A progress bar on stderr while the body runs, only when stderr is a
-    terminal; yields ``update(completed)`` (None when there is no bar)."""
+def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[int], None]]]:
+    """A progress bar (bytes of ``total``) on stderr while the body runs, only
+    when stderr is a terminal; yields ``update(completed)`` (None: no bar)."""
     if not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    count = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
-    with Progress(TextColumn("{task.description}"), BarColumn(), count, TimeRemainingColumn(),
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(what, total=total)
         yield lambda completed: bar.update(task, completed=completed)
@@ -426,18 +425,12 @@ def scan(
     normalised first (timestamps, ranks, numbers, paths), so the same error
     with another model name or rank still matches. The log is streamed.
     """
-    from triage.ingest.logread import LINE_CHARS
+    from triage.ingest.logread import shown
 
     if format not in ("text", "json"):
         raise InputError(f"--format {format!r}: expected text or json")
     matcher, found = _read_log(log, pr, repo, threshold, candidates)
     classes = {x.id: x.cls for x in matcher.signatures}
-
-    def shown(line: str) -> str:
-        from triage.ingest.logs import ANSI
-
-        line = ANSI.sub("", line).rstrip()
-        return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
 
     ex = found.extracted
     if format == "json":

@@ -48,6 +48,7 @@ __all__ = [
     "extractors_of",
     "matcher_of",
     "status_from_log",
+    "shown",
 ]
 
 #: Lines of context kept around each matched or extracted line.
@@ -115,7 +116,8 @@ class LogFindings:
     excerpt: Optional[str] = None
 
 
-def _shown(line: str) -> str:
+def shown(line: str) -> str:
+    """A log line as shown and kept: ANSI codes removed, cut at :data:`LINE_CHARS`."""
     line = ANSI.sub("", line) if "\x1b" in line else line
     line = line.rstrip()
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
@@ -139,7 +141,7 @@ def _excerpt(windows: Sequence[list[tuple[int, str]]]) -> Optional[str]:
     # it; the first has none, hence the one marker's slack in the bounds
     size = count = 0
     for win in windows:
-        new = {no: _shown(line) for no, line in win if no not in chosen}
+        new = {no: shown(line) for no, line in win if no not in chosen}
         cost = sum(len(x.encode("utf-8")) + 1 for x in new.values()) + len("…\n".encode("utf-8"))
         if chosen and (count + len(new) + 1 > EXCERPT_LINES + 1 or size + cost > EXCERPT_BYTES + 4):
             break
@@ -277,7 +279,7 @@ def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, mat
     if found.matches:
         m = found.matches[0]
         sig = next(x for x in matcher.signatures if x.id == m.signature_id)  # type: ignore[union-attr]
-        data.signature_id, data.signature_line = m.signature_id, _shown(m.line)
+        data.signature_id, data.signature_line = m.signature_id, shown(m.line)
         said.append(f"log: known failure {m.signature_id} ({sig.cls}) at line {m.line_no}, "
                     f"score {m.score:.0f} ({m.how})" + (f": {sig.meaning}" if sig.meaning else ""))
     else:
