@@ -344,3 +344,16 @@ def test_signatures_list(cli, rules_dir):
     assert r.code == 0, r.err
     for ident in ("unregistered-model", "init-abort", "blob-not-found", "abi-mismatch"):
         assert ident in r.out
+
+
+@pytest.mark.parametrize("excerpt", [False, True])
+def test_scan_log_on_a_reader_reports_progress_per_block(tmp_path, excerpt):
+    from triage.ingest.logs import open_log
+
+    path = _log(tmp_path, "big.log", "fine\n" * 5000 + SIGABRT_LOG + "fine\n" * 5000)
+    ticks = []
+    with open_log(path, size=4096) as log:
+        found = scan_log(log, Matcher(SIGS), candidates=5, excerpt=excerpt, progress=lambda: ticks.append(1))
+    assert [(m.line_no, m.signature_id) for m in found.matches] == [(5003, "init-abort")]
+    assert [n for n, _ in found.candidates] == [5002]  # "Fatal Python error: Aborted" is no known failure here
+    assert len(ticks) > 5

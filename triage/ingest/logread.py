@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from triage.ingest.extract import DEFAULT_EXTRACTORS, Extracted, Extraction, Extractor
-from triage.ingest.logs import ANSI, Block, blocks, open_log
+from triage.ingest.logs import ANSI, Block, LogReader, blocks, open_log
 from triage.ingest.signatures import Match, Matcher, Scan, SignatureSpec
 from triage.kb import store
 
@@ -180,6 +180,12 @@ def scan_log(
     """
     extraction = Extraction(extractors)
     scan = Scan(matcher, candidates) if matcher is not None else None
+    if scan is not None and isinstance(source, LogReader) and not (extraction.compiled or first_match or excerpt):
+        # Signatures only (`triage scan`): the reader's blocks go straight to
+        # the RE2 pass, with no copy and no line counting of their own.
+        source.on_span = progress
+        scan.feed(source)
+        return LogFindings(extraction.result(), scan.matches, scan.candidates)
     windows: dict[str, list[tuple[int, str]]] = {}
     tail: list[str] = []
     for block in blocks(source):

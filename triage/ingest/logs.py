@@ -125,6 +125,8 @@ class LogReader:
         self._stream = _sniff(raw)
         self._lines: Iterator[str] | None = None
         self._started = False
+        #: Called after each block has been read and handed out (a progress bar).
+        self.on_span: Optional[Callable[[], None]] = None
 
     # -- context manager and closing ------------------------------------
     def __enter__(self) -> "LogReader":
@@ -165,6 +167,12 @@ class LogReader:
         not hold on to ``data`` itself.  A log is read once: a second call
         yields nothing.
         """
+        for span in self._spans():
+            yield span
+            if self.on_span is not None:
+                self.on_span()
+
+    def _spans(self) -> Iterator[tuple[bytes | bytearray, int]]:
         if self._started:
             return
         self._started = True
