@@ -203,3 +203,19 @@ def test_import_in_several_batches(cli, rules_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(importer, "BATCH", 5000)
     assert cli("--db", str(tmp_path / "b.sqlite"), "import", str(EXAMPLE_RUNS)).code == 0
     assert _export(cli, "--db", str(tmp_path / "b.sqlite")) == one
+
+
+def test_progress_bar_only_on_a_terminal(cli, rules_dir, tmp_path, monkeypatch):
+    """On a terminal, import and scan draw a progress bar on stderr (and
+    remove it when done); the result on stdout is the same."""
+    plain = cli("import", str(EXAMPLE_RUNS)).out
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    r = cli("--db", str(tmp_path / "tty.sqlite"), "import", str(EXAMPLE_RUNS))
+    assert r.code == 0, r.err
+    assert r.out == plain
+    assert "importing" in r.err  # the bar's label (transient: erased at the end)
+    log = tmp_path / "job.log"
+    log.write_text("Process exited with signal SIGABRT (-6)\n")
+    r = cli("scan", str(log))
+    assert r.code == 0 and "init-abort" in r.out
+    assert "scanning" in r.err
