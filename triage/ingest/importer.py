@@ -60,7 +60,7 @@ def _open_text(path: str) -> Any:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-Batch = tuple[list[int], list[Record]]  # line numbers and the checked records on them
+Batch = tuple[list[int], list[tuple]]  # line numbers and the checked records on them (Record's fields)
 
 
 def _slow_line(line: str, where: str) -> Optional[Record]:
@@ -122,7 +122,7 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
         for numbers, records in (_csv_batches if fmt == "csv" else _jsonl_batches)(fh, path):
             named = {r[0] for r in records}
             if None in named:
-                records = [r if r[0] else r._replace(investigation=default_investigation) for r in records]
+                records = [r if r[0] else (default_investigation,) + tuple(r[1:]) for r in records]
                 named = {r[0] for r in records}
             new = named - known
             for n, r in zip(numbers, records) if new else ():

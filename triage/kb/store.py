@@ -392,9 +392,13 @@ def json_text(value: Any) -> str:
 _PROBE = datetime(2026, 6, 26, 3, 14, 15, 926535, tzinfo=timezone.utc)
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def _iso_utc(value: datetime) -> str:
-    """An aware UTC time as SQLite's DATETIME stores it: ``2026-06-26 03:14:15.926535``."""
-    return value.isoformat(" ", "microseconds")[:26]
+    """An aware time, in UTC, as SQLite's DATETIME stores it: ``2026-06-26 03:14:15.926535``."""
+    return value.astimezone(timezone.utc).isoformat(" ", "microseconds")[:26]
 
 
 class RunWriter:
@@ -444,9 +448,15 @@ class RunWriter:
         # For times, the database type's own: the UTCDateTime around it only
         # converts to UTC, and every time here is UTC already.
         self._time = table.c.time.type.impl_instance.dialect_impl(dialect).bind_processor(dialect)
-        if self._time is not None and self._time(_PROBE) == _iso_utc(_PROBE):
-            self._time = _iso_utc  # the same text (checked on a sample just now), a C call instead of Python
+        if self._time is not None:
+            if self._time(_PROBE) == _iso_utc(_PROBE):
+                self._time = _iso_utc  # the same text (checked on a sample just now), C calls instead of Python
+            else:  # pragma: no cover - another SQLAlchemy's format
+                proc = self._time
+                self._time = lambda value: proc(value.astimezone(timezone.utc))
         self._bool = table.c.excluded.type.dialect_impl(dialect).bind_processor(dialect)
+        if self._bool is not None and [(type(x), x) for x in map(self._bool, (True, False))] == [(int, 1), (int, 0)]:
+            self._bool = int  # what it does (SQLite has no booleans), in C
         self._stamp_value = self._time(stamp) if self._time else stamp
 
     def _load_known(self, iid: str) -> None:
@@ -472,13 +482,16 @@ class RunWriter:
             for r in latest.values():
                 upsert_run(self.s, r[0], RunInput(*r[1:12], excluded=r[12], excluded_reason=r[13]), replace=True)
             return len(new)
-        time_, bool_, stamp, text = self._time, self._bool, self._stamp_value, json_text
-        values = [
-            (r[0], r[1], r[2], r[3], text(r[4]), text(r[5]), r[6],
-             time_(r[7]) if time_ is not None and r[7] is not None else r[7], r[8], r[9], r[10], r[11],
-             bool_(r[12]) if bool_ is not None else r[12], r[13], stamp, stamp)
-            for r in latest.values()
-        ]
+        stamp = self._stamp_value
+        time_ = self._time or _same
+        bool_ = self._bool or _same
+        enc = _msgspec_encode
+        if enc is None:  # pragma: no cover - msgspec is a dependency
+            values = [(r[0], r[1], r[2], r[3], json_text(r[4]), json_text(r[5]), r[6], r[7] and time_(r[7]), r[8],
+                       r[9], r[10], r[11], bool_(r[12]), r[13], stamp, stamp) for r in latest.values()]
+        else:  # the same, with the encoder called directly: this is the import's inner loop
+            values = [(r[0], r[1], r[2], r[3], enc(r[4]).decode(), enc(r[5]).decode(), r[6], r[7] and time_(r[7]),
+                       r[8], r[9], r[10], r[11], bool_(r[12]), r[13], stamp, stamp) for r in latest.values()]
         if self._pick is not None:
             values = [tuple(v[i] for i in self._pick) for v in values]
         elif self._order is None:
