@@ -6,8 +6,8 @@ Generates (seeded, deterministic) N run records for the bundled investigation
 in bench/out/ as JSON Lines, then, best of R each, each time into a fresh
 SQLite knowledge base with the bundled rules already loaded:
 
-  executemany  the same rows, already in their stored form (JSON text,
-               timestamps as SQLAlchemy writes them), into the same schema
+  executemany  the same rows, already in their stored form (JSON text as
+               triage writes it, timestamps as SQLAlchemy does), into the same schema
                (created from the project's own SQLModel.metadata, same
                PRAGMAs as triage), with Python's sqlite3 executemany and one
                commit: the cost of the inserts alone.
@@ -92,6 +92,7 @@ def stored_rows(path: Path) -> list[tuple]:
     from sqlalchemy.dialects import sqlite as sqlite_dialect
 
     from triage.kb import models as m
+    from triage.kb.store import json_text
 
     dialect = sqlite_dialect.dialect()
     to_time = m.Run.__table__.c.time.type.dialect_impl(dialect).bind_processor(dialect)
@@ -100,7 +101,7 @@ def stored_rows(path: Path) -> list[tuple]:
     with open(path, encoding="utf-8") as f:
         for no, line in enumerate(f, 1):
             rec = check_record(json.loads(line), f"{path}:{no}")
-            rows.append((INVESTIGATION, rec.run_id, rec.config, rec.status, json.dumps(rec.metrics), json.dumps(rec.provenance),
+            rows.append((INVESTIGATION, rec.run_id, rec.config, rec.status, json_text(rec.metrics), json_text(rec.provenance),
                          rec.url, to_time(rec.time) if rec.time else None, rec.note, None, None, None, 0, None, stamp, stamp))
     return rows
 

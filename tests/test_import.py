@@ -219,3 +219,12 @@ def test_progress_bar_only_on_a_terminal(cli, rules_dir, tmp_path, monkeypatch):
     r = cli("scan", str(log))
     assert r.code == 0 and "init-abort" in r.out
     assert "scanning" in r.err
+
+
+def test_a_line_that_is_not_utf8_is_named(cli, seeded, tmp_path):
+    before = _export(cli)
+    lines = EXAMPLE_RUNS.read_bytes().splitlines()[:4]
+    (tmp_path / "latin1.jsonl").write_bytes(b"\n".join(lines[:2] + ['{"note": "caf\xe9"}'.encode("latin-1")] + lines[2:]) + b"\n")
+    r = cli("import", str(tmp_path / "latin1.jsonl"))
+    assert r.code == 2 and "latin1.jsonl:3: not UTF-8 text" in r.err
+    assert _export(cli) == before

@@ -44,14 +44,18 @@ def guess_format(path: str, fmt: Optional[str]) -> str:
     return "csv" if path.lower().endswith(".csv") else "jsonl"
 
 
-def _open_text(path: str) -> Any:
+def _open(path: str, text: bool) -> Any:
+    """The file (``-``: standard input), as text for CSV, as bytes for JSON
+    Lines (msgspec reads UTF-8 bytes as they are)."""
     if path == "-":
         if sys.stdin is None:
             raise InputError("-: there is no standard input to read records from")
         raw = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
-        return io.TextIOWrapper(raw, encoding="utf-8", newline="") if raw is not None else sys.stdin
+        if raw is None:  # a text stream without bytes under it
+            return sys.stdin if text else io.BytesIO(sys.stdin.read().encode("utf-8"))
+        return io.TextIOWrapper(raw, encoding="utf-8", newline="") if text else raw
     try:
-        return open(path, encoding="utf-8", newline="")
+        return open(path, encoding="utf-8", newline="") if text else open(path, "rb")
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -63,11 +67,15 @@ def _open_text(path: str) -> Any:
 Batch = tuple[list[int], list[tuple]]  # line numbers and the checked records on them (Record's fields)
 
 
-def _slow_line(line: str, where: str) -> Optional[Record]:
+def _slow_line(raw: bytes, where: str) -> Optional[Record]:
     """A line the quick path refused: parsed and checked one field at a
     time, for the message that names its problem (None: a blank line)."""
-    if not line.strip():
+    if not raw.strip():
         return None
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not UTF-8 text") from None
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as e:
@@ -112,7 +120,7 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
     """
     fmt = guess_format(path, fmt)
     result = ImportResult()
-    fh = _open_text(path)
+    fh = _open(path, text=fmt == "csv")
     total = os.fstat(fh.fileno()).st_size if path != "-" else None
     collect = gc.isenabled()
     gc.disable()  # the import makes many small objects and keeps them: collecting finds nothing
@@ -154,6 +162,6 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
 
 def _position(fh: Any) -> int:
     try:
-        return fh.buffer.tell()
+        return (fh.buffer if hasattr(fh, "buffer") else fh).tell()
     except (AttributeError, OSError, ValueError):
         return 0

@@ -177,7 +177,7 @@ else:  # pragma: no cover
     _decode_line = None
 
 
-def quick_line(line: str) -> Optional[tuple]:
+def quick_line(line: "bytes | str") -> Optional[tuple]:
     """:func:`quick_record` straight from a JSON Lines line, with msgspec
     (parsing and checks in one pass in C): the record as a plain tuple in
     :class:`Record`'s order, or None when the line is not of the usual shape
