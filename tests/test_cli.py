@@ -198,12 +198,13 @@ def test_export_import_round_trip(cli, seeded, tmp_path: Path):
 
 
 def test_help_has_an_example_for_every_command(cli):
-    from triage.cli import app, evidence_app, runs_app
+    from triage.cli import app, evidence_app, runs_app, signatures_app
 
     r = cli("--help")
     assert r.code == 0 and "Example" in r.out
     names = [c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands]
-    groups = {"runs": runs_app, "evidence": evidence_app}
+    groups = {"runs": runs_app, "evidence": evidence_app, "signatures": signatures_app}
+
     def examples_kept(text: str) -> bool:
         """The example block keeps one command a line (click would rewrap it)."""
         block = text.split("Example", 1)[1].split("\n\n")[1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from contextlib import contextmanager
 
 import pytest
 
@@ -21,8 +22,9 @@ pytestmark = pytest.mark.postgres
 ADMIN_URL = os.environ.get("TRIAGE_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
-@pytest.fixture(scope="module")
-def pg_url():
+@contextmanager
+def _database():
+    """A new, empty database on the server; dropped afterwards."""
     psycopg = pytest.importorskip("psycopg")
     from sqlalchemy.engine import make_url
 
@@ -46,6 +48,18 @@ def pg_url():
             store._engines.pop(url).dispose()
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         con.close()
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    with _database() as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_pg_url():
+    with _database() as url:
+        yield url
 
 
 def test_full_flow_on_postgres(cli, rules_dir, pg_url):
@@ -93,3 +107,28 @@ def test_unreachable_database_is_a_one_line_error(cli, rules_dir):
     assert r.err.startswith("Error: cannot open the knowledge base postgresql+psycopg://postgres@127.0.0.1:1/none")
     assert "Traceback" not in r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+def test_bulk_import_on_postgres(cli, rules_dir, fresh_pg_url, tmp_path, monkeypatch):
+    """The bulk upsert (INSERT ... ON CONFLICT DO UPDATE) in several batches,
+    a later duplicate in one batch, re-import, CSV: as on SQLite."""
+    from triage.ingest import importer
+
+    monkeypatch.setattr(importer, "BATCH", 10)
+    lines = EXAMPLE_RUNS.read_text().splitlines()
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(lines[:3] + [lines[2]] + lines[3:]) + "\n")  # run 3 twice in the first batch
+    r = cli("--db", fresh_pg_url, "import", str(path))
+    assert r.code == 0, r.err
+    assert "imported 34 run(s)" in r.out and "33 new, 1 updated" in r.out
+    cli("import", str(EXAMPLE_RUNS))
+    assert cli("--db", fresh_pg_url, "export", "--pr", "30433").out == cli("export", "--pr", "30433").out
+    r = cli("--db", fresh_pg_url, "import", str(EXAMPLE_RUNS))
+    assert r.code == 0 and "0 new, 33 updated" in r.out
+    csv_path = tmp_path / "runs.csv"
+    assert cli("--db", fresh_pg_url, "export", "--pr", "30433", "-o", str(csv_path)).code == 0
+    r = cli("--db", fresh_pg_url, "import", str(csv_path))
+    assert r.code == 0 and "0 new, 33 updated" in r.out
+    assert cli("--db", fresh_pg_url, "export", "--pr", "30433").out == cli("export", "--pr", "30433").out
+    pg = cli("--db", fresh_pg_url, "report", "--pr", "30433", "--format", "json").out
+    assert pg == cli("report", "--pr", "30433", "--format", "json").out

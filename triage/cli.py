@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -41,8 +42,10 @@ app = typer.Typer(
 )
 runs_app = typer.Typer(help="List runs and exclude or re-include them.", no_args_is_help=True)
 evidence_app = typer.Typer(help="Record manual evidence (a code reading, a config diff).", no_args_is_help=True)
+signatures_app = typer.Typer(help="Known-failure signatures: list them, draft new ones from a log.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 app.add_typer(evidence_app, name="evidence")
+app.add_typer(signatures_app, name="signatures")
 
 
 class State:
@@ -110,6 +113,22 @@ def _write(text: str, output: Optional[Path]) -> None:
     except OSError as e:
         raise InputError(f"-o {output}: {e.strerror}") from None
     _err(f"wrote {output}")
+
+
+@contextmanager
+def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[int], None]]]:
+    """A progress bar (bytes of ``total``) on stderr while the body runs, only
+    when stderr is a terminal; yields ``update(completed)`` (None: no bar)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda completed: bar.update(task, completed=completed)
 
 
 def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
@@ -195,10 +214,19 @@ def add_run(
       triage add-run --pr 30433 --run-id 28907609511 \\
           --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
           --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
+      triage add-run --pr 30433 --run-id 28873810961 \\
+          --config kimik26-fp8-1k1k-1p1d --log job.log.gz
       triage add-run --pr 30433 --from-github 28907609511 --config-from '\\((.+)\\)'
 
     A second call with the same run id and config updates that run: metrics
     and provenance are merged, other fields given replace the old ones.
+
+    With --log, the investigation's extractors read metrics, provenance and
+    a status from the log, and the first line that matches a known failure
+    marks the run (it then never rules anything out); what was found is
+    printed on stderr. --metric, --set and --status win over the log. A new
+    run with no status from either gets one from the log: crashed or error
+    after a known failure, else passed/failed from the gate.
 
     With --from-github, each job of the workflow run becomes one run: its
     config is the job name, or what --config-from takes from it (above, the
@@ -236,14 +264,14 @@ def add_run(
     url_db, _ = _open()
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
-        found_lines: list[str] = []
         if log is not None:
             from triage.ingest.logread import read_log_into
 
-            found_lines = read_log_into(s, inv, data, log)
+            for line in read_log_into(s, inv, data, log):
+                _err(line)
         row, created = store.upsert_run(s, inv.id, data)
         _, _, changed = _evaluate(s, inv)
-    _print_recorded([(row, created, found_lines)], changed)
+    _print_recorded([(row, created, [])], changed)
 
 
 def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Optional[str],
@@ -654,29 +682,206 @@ def history(pr: PR_OPT, repo: REPO_OPT = None) -> None:
             typer.echo(f"  {e.retired_at:%Y-%m-%d %H:%M:%S}  {e.hypothesis_id}: {e.verdict} ({e.rule_id}) {e.reason}")
 
 
-@app.command("import")
-def import_(
-    file: Annotated[str, typer.Argument(help="A JSON Lines file of run records (- for stdin).")],
-    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
+def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: float, candidates: int) -> Any:
+    """Scan a log against the knowledge base's signatures (and, with --pr,
+    the investigation's extractors), with a progress bar on a terminal."""
+    from triage.ingest import logread
+    from triage.ingest.logs import open_log
+    from triage.kb import store
+
+    if not 0 < threshold <= 100:
+        raise InputError(f"--threshold {threshold:g}: expected a score above 0 and at most 100")
+    url, _ = _open()
+    with store.session(url) as s:
+        matcher = logread.matcher_of(s, threshold)
+        extractors = logread.extractors_of(s, store.find_investigation(s, pr, repo)) if pr is not None else []
+    if matcher is None:
+        raise InputError("no signatures in the knowledge base: declare some under `signatures:` in a rule file")
+    with open_log(path) as log, _progress(f"scanning {path}", log.progress()[1]) as update:
+        tick = (lambda: update(log.progress()[0])) if update is not None else None
+        found = logread.scan_log(log, matcher, extractors, candidates=candidates, progress=tick)
+    return matcher, found
+
+
+THRESHOLD_OPT = Annotated[float, typer.Option("--threshold", help="Lowest fuzzy score (0-100) that counts as a match.")]
+
+
+@app.command()
+def scan(
+    log: Annotated[str, typer.Argument(help="A log file, plain or gzip (- for stdin).")],
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Also apply this investigation's extractors.", min=1)] = None,
+    threshold: THRESHOLD_OPT = 88.0,
+    format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    candidates: Annotated[int, typer.Option("--candidates", help="At most this many unmatched error lines.", min=0)] = 50,
     repo: REPO_OPT = None,
 ) -> None:
-    """Import run records; all or nothing, idempotent.
+    """Find known failures in a log, and the error lines no signature knows.
+
+    Examples:
+
+    \b
+      triage scan job.log
+      triage scan job.log.gz --pr 30433 --format json
+      gh run view 28903343346 --log | triage scan -
+
+    Each match shows its line number, the signature and its class, the score
+    (100 for exact and regex matches) and how it matched; then come the
+    error-looking lines that match no signature, deduplicated: candidates
+    for a new one (`triage signatures suggest LOG` drafts them). Lines are
+    normalised first (timestamps, ranks, numbers, paths), so the same error
+    with another model name or rank still matches. The log is streamed.
+    """
+    from triage.ingest.logread import shown
+
+    if format not in ("text", "json"):
+        raise InputError(f"--format {format!r}: expected text or json")
+    matcher, found = _read_log(log, pr, repo, threshold, candidates)
+    classes = {x.id: x.cls for x in matcher.signatures}
+
+    ex = found.extracted
+    if format == "json":
+        import json
+
+        doc = {
+            "log": log,
+            "matches": [{"line": m.line_no, "signature": m.signature_id, "class": classes[m.signature_id],
+                         "score": round(m.score, 1), "how": m.how, "text": shown(m.line)} for m in found.matches],
+            "candidates": [{"line": no, "text": shown(line)} for no, line in found.candidates],
+        }
+        if pr is not None:
+            doc["extracted"] = {
+                "metrics": {k: {"value": v} | ({"n": n} if n is not None else {}) for k, (v, n) in sorted(ex.metrics.items())},
+                "provenance": dict(sorted(ex.provenance.items())),
+                "status": ex.status,
+                "found": [{"line": no, "extractor": ident, "text": shown(text)} for no, ident, text in ex.found],
+            }
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        return
+    out: list[str] = []
+    if found.matches:
+        width = max(len(m.signature_id) for m in found.matches)
+        cwidth = max(len(classes[m.signature_id]) for m in found.matches)
+        lwidth = len(str(found.matches[-1].line_no))
+        out.append(f"known failures ({len(found.matches)}):")
+        for m in found.matches:
+            out.append(f"  {m.line_no:>{lwidth}}  {m.signature_id:<{width}}  {classes[m.signature_id]:<{cwidth}}  "
+                       f"{m.score:>3.0f} {m.how:<5}  {shown(m.line)}")
+    else:
+        out.append("known failures: none")
+    if found.candidates:
+        lwidth = len(str(found.candidates[-1][0]))
+        out.append(f"unmatched error lines ({len(found.candidates)}; `triage signatures suggest {log}` drafts signatures):")
+        out += [f"  {no:>{lwidth}}  {shown(line)}" for no, line in found.candidates]
+    elif candidates:
+        out.append("unmatched error lines: none")
+    if pr is not None:
+        out.append("extracted:" + ("" if ex.found else " nothing"))
+        out += [f"  {no}  {ident}: {shown(text)}" for no, ident, text in ex.found]
+    typer.echo("\n".join(out))
+
+
+@signatures_app.command("suggest")
+def signatures_suggest(
+    log: Annotated[str, typer.Argument(help="A log file, plain or gzip (- for stdin).")],
+    limit: Annotated[int, typer.Option("--limit", help="At most this many drafts.", min=1)] = 10,
+    threshold: THRESHOLD_OPT = 88.0,
+) -> None:
+    """Draft signatures from the error lines of a log that no signature knows.
 
     Example:
 
     \b
-      triage import examples/kimik26-disagg.runs.jsonl
+      triage signatures suggest job.log >> drafts.yaml
 
-    Each line is one JSON object (see `triage export`). A bad record names its
-    line and nothing from the file is kept.
+    Prints YAML ready to paste under `signatures:` in a rule file: each
+    draft's text is the line with its timestamps, ranks, numbers and paths
+    masked, and its class is a guess; fill in meaning and remedy.
     """
-    from triage.ingest.importer import import_file
+    import yaml
+
+    from triage.ingest.signatures import draft
+
+    _, found = _read_log(log, None, None, threshold, limit)
+    if not found.candidates:
+        _err(f"no unmatched error lines in {log}")
+        return
+    drafts, ids = [], set()
+    for no, line in found.candidates:
+        d = draft(line)
+        base, k = d["id"], 2
+        while d["id"] in ids:
+            d["id"], k = f"{base}-{k}", k + 1
+        ids.add(d["id"])
+        body = yaml.safe_dump([d], sort_keys=False, allow_unicode=True, width=1000)
+        drafts.append(f"# {log}:{no}\n{body}")
+    typer.echo(f"# {len(drafts)} draft(s): check the class, fill in meaning and remedy, paste under `signatures:`")
+    typer.echo("".join(drafts), nl=False)
+
+
+@signatures_app.command("list")
+def signatures_list() -> None:
+    """List the known-failure signatures in the knowledge base.
+
+    Example:
+
+    \b
+      triage signatures list
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from triage.ingest.logread import signature_from_spec
     from triage.kb import store
 
     url, _ = _open()
     with store.session(url) as s:
+        specs = store.signature_specs(s)
+    table = Table(expand=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("class", no_wrap=True)
+    table.add_column("text (or /regex/)", ratio=3)
+    table.add_column("meaning", ratio=2)
+    for d in specs:
+        sig = signature_from_spec(d)
+        table.add_row(sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)
+    Console(highlight=False).print(table)
+
+
+FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl or csv [default: by the file's extension; jsonl].")]
+
+
+@app.command("import")
+def import_(
+    file: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of run records (- for stdin).")],
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
+    format: FORMAT_OPT = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Import run records; all or nothing, idempotent.
+
+    Examples:
+
+    \b
+      triage import examples/kimik26-disagg.runs.jsonl
+      triage import runs.csv --pr 30433
+
+    JSON Lines: one JSON object a line (what `triage export` writes). CSV: a
+    header, then one run a row, with metric.NAME, metric.NAME/n and prov.KEY
+    columns (see the README). A record replaces the run with the same run
+    id and config. A bad record names its line and nothing from the file is
+    kept. The investigation is evaluated once, after the import.
+    """
+    from triage.ingest.importer import guess_format, import_file
+    from triage.kb import store
+
+    fmt = guess_format(file, format)
+    url, _ = _open()
+    with store.session(url) as s:
         default = store.find_investigation(s, pr, repo).id if pr is not None else None
-        result = import_file(s, file, default_investigation=default)
+        total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
+        with _progress(f"importing {file}", total) as update:
+            tick = (lambda done, _size: update(done)) if update is not None else None
+            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick)
         for iid in result.investigations:
             _evaluate(s, store.find_investigation(s, ident=iid))
     typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated")
@@ -686,23 +891,39 @@ def import_(
 def export(
     pr: PR_OPT,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
+    format: FORMAT_OPT = None,
     repo: REPO_OPT = None,
 ) -> None:
-    """Export an investigation's runs as JSON Lines (what `import` reads).
+    """Export an investigation's runs as JSON Lines or CSV (what `import` reads).
 
-    Example:
+    Examples:
 
     \b
       triage export --pr 30433 -o runs.jsonl
+      triage export --pr 30433 -o runs.csv      # CSV, by the extension
+      triage export --pr 30433 --format csv
+
+    Exported and imported again, into this or another knowledge base, the
+    runs are the same: the round trip is lossless in both formats.
     """
-    from triage.ingest.records import dumps, run_to_record
+    import io
+
+    from triage.ingest.importer import guess_format
+    from triage.ingest.records import dumps, run_to_record, write_csv
     from triage.kb import store
 
+    fmt = guess_format(str(output) if output is not None else "-", format)
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        lines = [dumps(run_to_record(r)) for r in store.runs_of(s, inv.id)]
-    _write("".join(line + "\n" for line in lines), output)
+        records = [run_to_record(r) for r in store.runs_of(s, inv.id)]
+    if fmt == "csv":
+        buf = io.StringIO()
+        write_csv(records, buf)
+        text = buf.getvalue()
+    else:
+        text = "".join(dumps(rec) + "\n" for rec in records)
+    _write(text, output)
 
 
 @runs_app.command("list")

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
 from triage.errors import InputError
-from triage.ingest.logs import blocks
+from triage.ingest.logs import ANSI, Block, blocks, hit_lines
 
 __all__ = [
     "Extractor",
@@ -46,6 +46,7 @@ __all__ = [
     "CompiledExtractor",
     "compile_extractors",
     "extract",
+    "Extraction",
     "DEFAULT_EXTRACTORS",
     "KINDS",
 ]
@@ -76,6 +77,9 @@ class Extracted:
     status: str | None = None
     provenance: dict[str, str] = field(default_factory=dict)
     found: list[tuple[int, str, str]] = field(default_factory=list)
+    #: Where each value came from: ``"metric:NAME"``, ``"provenance:KEY"`` or
+    #: ``"status"`` -> (line number, extractor id).
+    sources: dict[str, tuple[int, str]] = field(default_factory=dict, compare=False)
 
 
 DEFAULT_EXTRACTORS: tuple[Extractor, ...] = (
@@ -154,7 +158,6 @@ def compile_extractors(extractors: Iterable[Extractor | CompiledExtractor]) -> t
 
 # ---------------------------------------------------------------------------
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _TS = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?[ \t]"
 _CI_TIMESTAMP_FIRST = re.compile(_TS)
 # Starting with a literal newline lets ``re`` skip ahead at memchr speed
@@ -166,7 +169,7 @@ _THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 def _clean(text: str) -> str:
     """Drop ANSI codes and the CI timestamp column; keeps every newline."""
     if "\x1b" in text:
-        text = _ANSI.sub("", text)
+        text = ANSI.sub("", text)
     first = _CI_TIMESTAMP_FIRST.match(text)
     if first:
         text = text[first.end() :]
@@ -220,28 +223,69 @@ def _reading(ce: CompiledExtractor, m: re.Match):
 
 def _hits(ce: CompiledExtractor, text: str) -> Iterator[tuple[int, re.Match, object]]:
     """``(line index in text, match, reading)`` for each line that counts."""
-    search = ce.block_rx.search
-    n = len(text)
-    pos = 0
-    counted_to = 0
-    idx = 0
-    while pos <= n:
-        bm = search(text, pos)
-        if bm is None:
-            return
-        s = bm.start()
-        ls = text.rfind("\n", 0, s) + 1
-        le = text.find("\n", s)
-        if le < 0:
-            le = n
+    for idx, ls, le in hit_lines(ce.block_rx.search, text):
         m = ce.rx.search(text[ls:le])  # the line alone decides
         if m is not None:
             reading = _reading(ce, m)
             if reading is not None:
-                idx += text.count("\n", counted_to, ls)
-                counted_to = ls
                 yield idx, m, reading
-        pos = le + 1
+
+
+class Extraction:
+    """Extractors applied to a log block by block, for callers that read the
+    log once and hand each block to several scanners (``add-run --log``,
+    ``scan``).  :func:`extract` is the one-call form."""
+
+    def __init__(self, extractors: Sequence[Extractor | CompiledExtractor]) -> None:
+        self.compiled = compile_extractors(extractors)
+        # extractor index -> (line_no, matched text, reading)
+        self._chosen: dict[int, tuple[int, str, object]] = {}
+
+    def feed(self, block: Block) -> list[tuple[str, int]]:
+        """Apply every extractor to one block (blocks in log order); returns
+        ``(extractor id, line number)`` for each line chosen in it, so that a
+        caller can keep its context."""
+        if not self.compiled:
+            return []
+        text = _clean(block.text())
+        chosen = self._chosen
+        picked = []
+        for ce in self.compiled:
+            first = ce.spec.pick == "first"
+            if first and ce.index in chosen:
+                continue
+            got = None
+            for idx, m, reading in _hits(ce, text):
+                got = (block.first + idx, m.group(0), reading)
+                if first:
+                    break
+            if got is not None:
+                chosen[ce.index] = got
+                picked.append((ce.spec.id, got[0]))
+        return picked
+
+    def result(self) -> Extracted:
+        """What the blocks fed so far gave (see :class:`Extracted`)."""
+        out = Extracted()
+        for ce in self.compiled:
+            got = self._chosen.get(ce.index)
+            if got is None:
+                continue
+            line_no, matched, reading = got
+            out.found.append((line_no, ce.spec.id, matched))
+            spec = ce.spec
+            key = "status" if spec.kind == "status" else f"{spec.kind}:{spec.name}"
+            if key in out.sources:  # an extractor declared earlier gave it
+                continue
+            out.sources[key] = (line_no, spec.id)
+            if spec.kind == "metric":
+                out.metrics[spec.name] = reading  # type: ignore[index,assignment]
+            elif spec.kind == "provenance":
+                out.provenance[spec.name] = reading  # type: ignore[index,assignment]
+            else:
+                out.status = reading  # type: ignore[assignment]
+        out.found.sort(key=lambda f: f[0])
+        return out
 
 
 def extract(lines: Iterable[str] | str, extractors: Sequence[Extractor | CompiledExtractor]) -> Extracted:
@@ -250,31 +294,8 @@ def extract(lines: Iterable[str] | str, extractors: Sequence[Extractor | Compile
     ``lines`` is a :class:`~triage.ingest.logs.LogReader` (read in blocks),
     any iterable of lines, or the whole log as one string.
     """
-    compiled = compile_extractors(extractors)
-    chosen: dict[int, tuple[int, str, object]] = {}  # extractor index -> (line_no, text, reading)
-    if compiled:
+    extraction = Extraction(extractors)
+    if extraction.compiled:
         for block in blocks(lines):
-            text = _clean(block.text())
-            for ce in compiled:
-                if ce.spec.pick == "first" and ce.index in chosen:
-                    continue
-                for idx, m, reading in _hits(ce, text):
-                    chosen[ce.index] = (block.first + idx, m.group(0), reading)
-                    if ce.spec.pick == "first":
-                        break
-    out = Extracted()
-    for ce in compiled:
-        got = chosen.get(ce.index)
-        if got is None:
-            continue
-        line_no, matched, reading = got
-        out.found.append((line_no, ce.spec.id, matched))
-        spec = ce.spec
-        if spec.kind == "metric":
-            out.metrics.setdefault(spec.name, reading)  # type: ignore[arg-type]
-        elif spec.kind == "provenance":
-            out.provenance.setdefault(spec.name, reading)  # type: ignore[arg-type]
-        elif out.status is None:
-            out.status = reading  # type: ignore[assignment]
-    out.found.sort(key=lambda f: f[0])
-    return out
+            extraction.feed(block)
+    return extraction.result()

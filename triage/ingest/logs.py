@@ -28,13 +28,19 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import re
 import sys
 from itertools import islice
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional
 
 from triage.errors import InputError
 
-__all__ = ["LogReader", "open_log", "iter_chunks", "Block", "blocks", "BLOCK_SIZE"]
+__all__ = ["LogReader", "open_log", "iter_chunks", "Block", "blocks", "hit_lines", "ANSI", "BLOCK_SIZE"]
+
+#: ANSI escape sequences (colours, cursor moves, OSC titles), removed before
+#: a line is matched or shown.
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 BLOCK_SIZE = 8 << 20
 #: Lines per block when cutting an ordinary iterable of lines into blocks.
@@ -119,6 +125,8 @@ class LogReader:
         self._stream = _sniff(raw)
         self._lines: Iterator[str] | None = None
         self._started = False
+        #: Called after each block has been read and handed out (a progress bar).
+        self.on_span: Optional[Callable[[], None]] = None
 
     # -- context manager and closing ------------------------------------
     def __enter__(self) -> "LogReader":
@@ -138,6 +146,16 @@ class LogReader:
             self._owned.close()
             self._owned = None
 
+    def progress(self) -> tuple[int, Optional[int]]:
+        """``(bytes read, file size)`` of the file as stored (compressed, for
+        gzip), for a progress bar; the size is None for standard input."""
+        if self._owned is None:
+            return 0, None
+        try:
+            return self._owned.tell(), os.fstat(self._owned.fileno()).st_size
+        except (OSError, ValueError):
+            return 0, None
+
     # -- blocks -----------------------------------------------------------
     def spans(self) -> Iterator[tuple[bytes | bytearray, int]]:
         """Yield ``(data, end)``: ``data[:end]`` holds whole lines joined by
@@ -149,6 +167,12 @@ class LogReader:
         not hold on to ``data`` itself.  A log is read once: a second call
         yields nothing.
         """
+        for span in self._spans():
+            yield span
+            if self.on_span is not None:
+                self.on_span()
+
+    def _spans(self) -> Iterator[tuple[bytes | bytearray, int]]:
         if self._started:
             return
         self._started = True
@@ -299,18 +323,27 @@ class Block:
             self._lines = self.text().split("\n")
         return self._lines
 
+    def has_data(self) -> bool:
+        """Whether the UTF-8 bytes are at hand (no encoding needed)."""
+        return self._data is not None
+
     def has_lines(self) -> bool:
         """Whether the lines are at hand as str (no decoding needed)."""
         return self._lines is not None
 
 
-def blocks(source: "Iterable[str] | str | LogReader") -> Iterator[Block]:
+def blocks(source: "Iterable[str] | str | LogReader | Block") -> Iterator[Block]:
     """Cut any source of lines into blocks of whole lines.
 
     ``source`` is a :class:`LogReader` (read in large blocks), a whole log as
-    one string, or any iterable of lines; lines may still end in ``\\n``
-    (as from a file object), which is dropped.
+    one string, one :class:`Block` (yielded as it is: a caller that reads a
+    log once can hand each block to several scanners), or any iterable of
+    lines; lines may still end in ``\\n`` (as from a file object), which is
+    dropped.
     """
+    if isinstance(source, Block):
+        yield source
+        return
     if isinstance(source, LogReader):
         for first, data in source.byte_blocks():
             yield Block(first, data=data)
@@ -335,3 +368,33 @@ def blocks(source: "Iterable[str] | str | LogReader") -> Iterator[Block]:
         else:
             yield Block(first, text=joined, lines=batch)
         first += len(batch)
+
+
+def hit_lines(search: Callable[..., Any], text: "str | bytes", newline: "str | bytes" = "\n",
+              end: Optional[int] = None) -> Iterator[tuple[int, int, int]]:
+    """Yield ``(index, start, stop)`` for each line of ``text[:end]`` that
+    ``search`` hits, once per line and in order: the 0-based line index and
+    the line's bounds (``text[start:stop]``, without its newline).
+
+    ``search(text, pos, end)`` is a compiled pattern's ``search`` (``re`` or
+    RE2, on ``str`` or ``bytes``).  The pattern runs over the whole block at
+    C speed; Python only sees the lines it hits.  Newlines are counted once,
+    up to each hit, never line by line.
+    """
+    n = len(text) if end is None else end
+    pos = 0
+    counted_to = 0
+    idx = 0
+    while pos <= n:
+        m = search(text, pos, n)
+        if m is None:
+            return
+        s = m.start()
+        ls = text.rfind(newline, 0, s) + 1  # type: ignore[arg-type]
+        le = text.find(newline, s, n)  # type: ignore[arg-type]
+        if le < 0:
+            le = n
+        idx += text.count(newline, counted_to, ls)  # type: ignore[arg-type]
+        counted_to = ls
+        yield idx, ls, le
+        pos = le + 1

@@ -1,4 +1,4 @@
-"""Run records as they travel in files (JSON Lines): read, check, write.
+"""Run records as they travel in files: JSON Lines and CSV; read, check, write.
 
 A record is one JSON object per line::
 
@@ -11,67 +11,259 @@ A record is one JSON object per line::
 
 Only ``run_id``, ``config`` and ``status`` are required (and ``investigation``
 unless the command names one).
+
+In CSV, one row per record under a header: the fields above, except that
+``metrics`` and ``provenance`` are spread over columns that read well in a
+spreadsheet: ``metric.NAME`` (the value), ``metric.NAME/n`` (its sample
+count; metric names never hold ``/``) and ``prov.KEY``.  An empty cell is an
+absent field; empty text is no text in the knowledge base as well, so a run
+exported as CSV and imported again is the same run.  ``excluded`` is
+``true`` or ``false``.
 """
 
 from __future__ import annotations
 
+import csv
 import json
-from typing import Any, Optional
+import math
+from datetime import datetime
+from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedTuple, Optional, Union
 
 from triage.errors import InputError
-from triage.ingest.runs import normalise_metrics, parse_status, parse_time
+from triage.ingest.runs import _NAME, normalise_metrics, parse_status, parse_time
 from triage.kb.store import RunInput
+from triage.rules.schema import STATUSES
 
 FIELDS = (
     "investigation", "run_id", "config", "status", "metrics", "provenance", "url", "time", "note",
     "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason",
 )
+_FIELD_SET = frozenset(FIELDS)
+_STATUS_SET = frozenset(STATUSES)
+_TEXT = ("url", "note", "log_excerpt", "signature", "signature_line", "excluded_reason", "investigation")
+
+CSV_HEAD = ("investigation", "run_id", "config", "status")
+CSV_TAIL = ("url", "time", "note", "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason")
+METRIC, N_SUFFIX, PROV = "metric.", "/n", "prov."
+
+
+class Record(NamedTuple):
+    """A checked record: every field in its stored form (None: absent)."""
+
+    investigation: Optional[str]
+    run_id: str
+    config: str
+    status: str
+    metrics: dict
+    provenance: dict
+    url: Optional[str]
+    time: Optional[datetime]
+    note: Optional[str]
+    log_excerpt: Optional[str]
+    signature: Optional[str]
+    signature_line: Optional[str]
+    excluded: bool
+    excluded_reason: Optional[str]
+
+
+_NONE = type(None)
+_TYPES = {key: (str, _NONE) for key in _TEXT + ("time",)} | {
+    "run_id": (str,), "config": (str,), "status": (str,), "metrics": (dict, _NONE), "provenance": (dict, _NONE),
+    "excluded": (bool, _NONE),
+}
+_SHAPES: set[tuple] = set()  # (keys, value types) of records that had the usual types
+_STR = frozenset([str])
+
+
+def check_record(rec: Any, where: str) -> Record:
+    """Check one record (a parsed JSON object) and normalise it.
+
+    Every problem is an :class:`InputError` that starts with ``where``
+    (``FILE:LINE``).
+    """
+    return quick_record(rec) or _check_slowly(rec, where)
+
+
+def quick_record(rec: Any) -> Optional[Record]:
+    """The import's inner loop: a record of the usual shape (every field of
+    its usual type, metrics as ``{name: {value: float, n: int}}``) checked
+    and normalised at speed; None for any other, which
+    :func:`check_record` then checks field by field to name its problem."""
+    if type(rec) is not dict:
+        return None
+    shape = (tuple(rec), tuple(map(type, rec.values())))
+    if shape not in _SHAPES:
+        types = _TYPES
+        for k, v in rec.items():
+            t = types.get(k)
+            if t is None or type(v) not in t:
+                return None
+        if len(_SHAPES) < 1024:
+            _SHAPES.add(shape)
+    get = rec.get
+    status, prov, when, metrics = get("status"), get("provenance"), get("time"), get("metrics")
+    if not (get("run_id") and get("config") and status in _STATUS_SET):
+        return None
+    if prov and ("" in prov.values() or not _STR.issuperset(map(type, prov.values()))):
+        return None
+    if metrics:
+        for v in metrics.values():
+            if type(v) is not dict:
+                return None
+            value, n = v.get("value"), v.get("n")
+            if type(value) is not float or value - value != 0.0 or len(v) != (1 if n is None else 2) or (
+                    n is not None and (type(n) is not int or n < 1)):
+                return None
+        if not _GOOD_NAMES.issuperset(metrics):
+            if not all(_NAME.match(k) for k in metrics):
+                return None
+            if len(_GOOD_NAMES) < 4096:
+                _GOOD_NAMES.update(metrics)
+    if when:
+        try:
+            when = parse_time(when)
+        except InputError:
+            return None
+    return Record(
+        get("investigation") or None, rec["run_id"], rec["config"], status, metrics or {}, prov or {},
+        get("url") or None, when or None, get("note") or None, get("log_excerpt") or None, get("signature") or None,
+        get("signature_line") or None, get("excluded") or False, get("excluded_reason") or None,
+    )
+
+
+try:  # parsing and type checks of the usual record shape in one pass, in C
+    import msgspec
+except ImportError:  # pragma: no cover - a dependency; the stdlib path gives the same records
+    msgspec = None
+
+if msgspec is not None:
+    _Name = Annotated[str, msgspec.Meta(pattern=_NAME.pattern)]
+    _Id = Annotated[str, msgspec.Meta(min_length=1)]
+
+    _Finite = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+
+    class _Metric(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+        """Encodes as the stored form, ``{"value": v}`` or ``{"value": v, "n": n}``."""
+
+        value: _Finite
+        n: Optional[Annotated[int, msgspec.Meta(ge=1)]] = None
+
+    _Text = Optional[_Id]  # empty text takes the slow path, which makes it absent
+
+    class _Line(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+        """A record of the usual shape, its fields in :class:`Record`'s order
+        and already in stored form; any other shape fails to decode: null
+        where a mapping or a flag is expected, empty text, a bare metric
+        value, a time without a zone or not in RFC 3339."""
+
+        investigation: _Text = None
+        run_id: _Id
+        config: _Id
+        status: Literal[STATUSES]  # type: ignore[valid-type]
+        metrics: dict[_Name, _Metric] = {}
+        provenance: dict[str, _Id] = {}
+        url: _Text = None
+        time: Optional[Annotated[datetime, msgspec.Meta(tz=True)]] = None
+        note: _Text = None
+        log_excerpt: _Text = None
+        signature: _Text = None
+        signature_line: _Text = None
+        excluded: bool = False
+        excluded_reason: _Text = None
+
+    _decode_line: Optional[Callable[[str], Any]] = msgspec.json.Decoder(_Line).decode
+    _astuple = msgspec.structs.astuple
+else:  # pragma: no cover
+    _decode_line = None
+
+
+def quick_line(line: "bytes | str") -> Optional[tuple]:
+    """:func:`quick_record` straight from a JSON Lines line, with msgspec
+    (parsing and checks in one pass in C): the record as a plain tuple in
+    :class:`Record`'s order, or None when the line is not of the usual shape
+    (or not JSON), which the caller then parses and checks the slow way for
+    its message.
+
+    Its metrics hold msgspec structs that encode as the stored form, and its
+    time may be in any zone: :class:`~triage.kb.store.RunWriter` (the one
+    consumer) takes both as they are."""
+    if _decode_line is None:
+        return None
+    try:
+        return _astuple(_decode_line(line))
+    except Exception:  # msgspec.DecodeError and ValidationError
+        return None
+
+
+def _check_slowly(rec: Any, where: str) -> Record:
+    """:func:`check_record`, one field at a time, in the order that decides
+    which problem is reported first."""
+    if type(rec) is not dict:
+        raise InputError(f"{where}: a record must be a JSON object")
+    if not _FIELD_SET.issuperset(rec):
+        unknown = sorted(set(rec) - _FIELD_SET)
+        raise InputError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}; expected {', '.join(FIELDS)}")
+    get = rec.get
+    run_id, config, status = get("run_id"), get("config"), get("status")
+    for key, value in (("run_id", run_id), ("config", config), ("status", status)):
+        if value is None or value == "":
+            raise InputError(f"{where}: missing {key}")
+    if type(run_id) is not str:
+        if isinstance(run_id, bool) or not isinstance(run_id, (str, int)):
+            raise InputError(f"{where}: run_id must be a string or a number")
+        run_id = str(run_id)
+    if type(config) is not str:
+        raise InputError(f"{where}: config must be a string")
+    if type(status) is not str or status not in _STATUS_SET:
+        try:
+            parse_status(status)  # the message add-run gives
+        except InputError as e:
+            raise InputError(f"{where}: {e.message}") from None
+    when = get("time")
+    if when is not None:
+        if type(when) is not str:
+            raise InputError(f"{where}: time must be an ISO 8601 string")
+        try:
+            when = parse_time(when)
+        except InputError as e:
+            raise InputError(f"{where}: {e.message}") from None
+    prov = get("provenance") or {}
+    if type(prov) is not dict:
+        raise InputError(f"{where}: provenance must be a flat mapping of key to value")
+    for v in prov.values():
+        if type(v) is not str:
+            if isinstance(v, (dict, list)):
+                raise InputError(f"{where}: provenance must be a flat mapping of key to value")
+            prov = {str(k): str(v) for k, v in prov.items()}
+            break
+    for key in _TEXT:
+        v = get(key)
+        if v is not None and type(v) is not str:
+            raise InputError(f"{where}: {key} must be a string")
+    excluded = get("excluded")
+    if excluded is not None and type(excluded) is not bool:
+        raise InputError(f"{where}: excluded must be true or false")
+    metrics = get("metrics") or {}
+    metrics = normalise_metrics(metrics, where)
+    return Record(
+        get("investigation") or None, run_id, config, status, metrics,
+        {k: v for k, v in prov.items() if v != ""} if "" in prov.values() else prov,
+        get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
+        get("signature_line") or None, bool(excluded), get("excluded_reason") or None,
+    )
+
+
+_GOOD_NAMES: set[str] = set()  # metric names already checked
 
 
 def record_to_input(rec: Any, where: str) -> tuple[Optional[str], RunInput]:
     """Check one record and turn it into (investigation id, RunInput)."""
-    if not isinstance(rec, dict):
-        raise InputError(f"{where}: a record must be a JSON object")
-    unknown = sorted(set(rec) - set(FIELDS))
-    if unknown:
-        raise InputError(f"{where}: unknown field(s) {', '.join(unknown)}; expected {', '.join(FIELDS)}")
-    for key in ("run_id", "config", "status"):
-        if rec.get(key) in (None, ""):
-            raise InputError(f"{where}: missing {key}")
-    run_id = rec["run_id"]
-    if isinstance(run_id, bool) or not isinstance(run_id, (str, int)):
-        raise InputError(f"{where}: run_id must be a string or a number")
-    if not isinstance(rec["config"], str):
-        raise InputError(f"{where}: config must be a string")
-    try:
-        status = parse_status(rec["status"])
-        when = parse_time(rec.get("time"))
-    except InputError as e:
-        raise InputError(f"{where}: {e.message}") from None
-    prov = rec.get("provenance") or {}
-    if not isinstance(prov, dict) or any(isinstance(v, (dict, list)) for v in prov.values()):
-        raise InputError(f"{where}: provenance must be a flat mapping of key to value")
-    for key in ("url", "note", "log_excerpt", "signature", "signature_line", "excluded_reason", "investigation"):
-        if rec.get(key) is not None and not isinstance(rec[key], str):
-            raise InputError(f"{where}: {key} must be a string")
-    if rec.get("excluded") is not None and not isinstance(rec["excluded"], bool):
-        raise InputError(f"{where}: excluded must be true or false")
-    data = RunInput(
-        run_id=str(run_id),
-        config=rec["config"],
-        status=status,
-        metrics=normalise_metrics(rec.get("metrics") or {}, where),
-        provenance={str(k): str(v) for k, v in prov.items()},
-        url=rec.get("url"),
-        time=when,
-        note=rec.get("note"),
-        log_excerpt=rec.get("log_excerpt"),
-        signature_id=rec.get("signature"),
-        signature_line=rec.get("signature_line"),
-        excluded=bool(rec.get("excluded", False)),
-        excluded_reason=rec.get("excluded_reason"),
+    r = check_record(rec, where)
+    return r.investigation, RunInput(
+        run_id=r.run_id, config=r.config, status=r.status, metrics=r.metrics, provenance=r.provenance,
+        url=r.url, time=r.time, note=r.note, log_excerpt=r.log_excerpt, signature_id=r.signature,
+        signature_line=r.signature_line, excluded=r.excluded, excluded_reason=r.excluded_reason,
     )
-    return rec.get("investigation"), data
 
 
 def run_to_record(run: Any) -> dict:
@@ -97,3 +289,133 @@ def run_to_record(run: Any) -> dict:
 
 def dumps(rec: dict) -> str:
     return json.dumps(rec, ensure_ascii=False, sort_keys=False)
+
+
+# ---------------------------------------------------------------------------
+# CSV
+
+
+def csv_header(records: Iterable[dict]) -> list[str]:
+    """The columns for these records: the fixed ones, then one per metric
+    (and its ``/n`` when any record has one) and per provenance key, sorted."""
+    metrics: dict[str, bool] = {}
+    prov: set[str] = set()
+    for rec in records:
+        for name, v in rec.get("metrics", {}).items():
+            metrics[name] = metrics.get(name, False) or v.get("n") is not None
+        prov.update(rec.get("provenance", {}))
+    cols = list(CSV_HEAD)
+    for name in sorted(metrics):
+        cols.append(METRIC + name)
+        if metrics[name]:
+            cols.append(METRIC + name + N_SUFFIX)
+    cols += [PROV + k for k in sorted(prov)]
+    return cols + list(CSV_TAIL)
+
+
+def record_to_csv(rec: dict, header: list[str]) -> list[str]:
+    """One record (as :func:`run_to_record` gives it) as a CSV row."""
+    out = []
+    metrics, prov = rec.get("metrics", {}), rec.get("provenance", {})
+    for col in header:
+        if col.startswith(METRIC):
+            name = col[len(METRIC):]
+            if name.endswith(N_SUFFIX) and name[: -len(N_SUFFIX)] in metrics:
+                n = metrics[name[: -len(N_SUFFIX)]].get("n")
+                out.append("" if n is None else str(n))
+            else:
+                v = metrics.get(name)
+                out.append("" if v is None else repr(float(v["value"])))
+        elif col.startswith(PROV):
+            out.append(prov.get(col[len(PROV):], ""))
+        elif col == "excluded":
+            out.append("true" if rec.get("excluded") else "false")
+        else:
+            v = rec.get(col)
+            out.append("" if v is None else str(v))
+    return out
+
+
+def write_csv(records: list[dict], out: Any) -> None:
+    """Write records as CSV (header first) to a text stream."""
+    header = csv_header(records)
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(header)
+    for rec in records:
+        w.writerow(record_to_csv(rec, header))
+
+
+def read_csv(lines: Iterable[str], path: str) -> Iterator[tuple[int, dict]]:
+    """``(line number, record)`` for each CSV row: the number of the row's
+    first line (a cell may hold several)."""
+    reader = csv.reader(lines)
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        raise InputError(f"{path}:1: not valid CSV ({e})") from None
+    if header is None:
+        return
+    _check_header(header, f"{path}:1")
+    start = reader.line_num + 1
+    try:
+        for row in reader:
+            lineno, start = start, reader.line_num + 1
+            if not any(row):
+                continue
+            where = f"{path}:{lineno}"
+            if len(row) != len(header):
+                raise InputError(f"{where}: {len(row)} cells, the header has {len(header)}")
+            yield lineno, _csv_record(header, row, where)
+    except csv.Error as e:
+        raise InputError(f"{path}:{start}: not valid CSV ({e})") from None
+
+
+def _check_header(header: list[str], where: str) -> None:
+    known = set(CSV_HEAD) | set(CSV_TAIL)
+    bad = [c for c in header if c not in known and not (c.startswith(METRIC) and len(c) > len(METRIC))
+           and not (c.startswith(PROV) and len(c) > len(PROV))]
+    if bad:
+        raise InputError(f"{where}: unknown column(s) {', '.join(bad)}; expected {', '.join(CSV_HEAD + CSV_TAIL)}, "
+                         "metric.NAME, metric.NAME/n or prov.KEY")
+    dup = sorted({c for c in header if header.count(c) > 1})
+    if dup:
+        raise InputError(f"{where}: column(s) given twice: {', '.join(dup)}")
+
+
+def _csv_record(header: list[str], row: list[str], where: str) -> dict:
+    rec: dict[str, Any] = {}
+    metrics: dict[str, dict] = {}
+    counts: dict[str, str] = {}
+    prov: dict[str, str] = {}
+    for col, cell in zip(header, row):
+        if cell == "":
+            continue
+        if col.startswith(METRIC):
+            name = col[len(METRIC):]
+            if name.endswith(N_SUFFIX):
+                counts[name[: -len(N_SUFFIX)]] = cell
+                continue
+            try:
+                metrics[name] = {"value": float(cell)}
+            except ValueError:
+                raise InputError(f"{where}: {col}: {cell!r} is not a number") from None
+        elif col.startswith(PROV):
+            prov[col[len(PROV):]] = cell
+        elif col == "excluded":
+            flag = cell.strip().lower()
+            if flag not in ("true", "false"):
+                raise InputError(f"{where}: excluded: {cell!r}: expected true or false")
+            rec["excluded"] = flag == "true"
+        else:
+            rec[col] = cell
+    for name, cell in counts.items():
+        if name not in metrics:
+            raise InputError(f"{where}: {METRIC}{name}{N_SUFFIX} is given but {METRIC}{name} is empty")
+        if not cell.strip().isdigit():
+            raise InputError(f"{where}: {METRIC}{name}{N_SUFFIX}: {cell!r} is not a whole number")
+        metrics[name]["n"] = int(cell)
+    if metrics:
+        rec["metrics"] = metrics
+    if prov:
+        rec["provenance"] = prov
+    return rec

@@ -99,7 +99,7 @@ from typing import Iterable, Iterator, Sequence
 from rapidfuzz import fuzz, process
 
 from triage.errors import InputError
-from triage.ingest.logs import Block, LogReader, blocks
+from triage.ingest.logs import ANSI, Block, LogReader, blocks, hit_lines
 
 try:  # RE2 runs the prefilter as a DFA; Python's re is the fallback.
     import re2 as _re2
@@ -116,6 +116,7 @@ __all__ = [
     "normalise",
     "readable",
     "candidates",
+    "Scan",
     "draft",
     "guess_class",
     "HAVE_RE2",
@@ -162,9 +163,6 @@ class Match:
 
 # ---------------------------------------------------------------------------
 # Normalisation
-
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-
 
 class _Patterns:
     """The masking regexes, written for lower-case text.
@@ -261,7 +259,7 @@ def _mask(s: str, p: _Patterns) -> str:
     the main cost of looking at a candidate line.
     """
     if "\x1b" in s:
-        s = _ANSI.sub("", s)
+        s = ANSI.sub("", s)
     low = s if p is _LOWER else s.lower()
     digit = p.digit.search(s) is not None
     if digit:
@@ -481,12 +479,13 @@ def _trie_pattern(words: Iterable[str]) -> str:
 class _Grep:
     """Stage one: find the lines of a block that any of a set of patterns hits.
 
-    ``words`` are matched case-insensitively as substrings; ``regexes`` as
-    written.  With RE2 one DFA pass covers all of them; otherwise (or for
-    regexes RE2 cannot compile) Python's ``re`` runs one pass per pattern.
+    ``words`` are matched case-insensitively as substrings; ``regexes`` (the
+    signatures') and ``extra`` (plain patterns both engines read) as written.
+    With RE2 one DFA pass covers all of them; otherwise (or for regexes RE2
+    cannot compile) Python's ``re`` runs one pass per pattern.
     """
 
-    def __init__(self, words: Sequence[str], regexes: Sequence[_Regex], engine: str):
+    def __init__(self, words: Sequence[str], regexes: Sequence[_Regex], engine: str, extra: Sequence[str] = ()):
         self.re2 = None
         self.py_words: re.Pattern | None = None
         self.py_regexes: list[re.Pattern] = []
@@ -500,6 +499,7 @@ class _Grep:
                     parts.append("(?:" + _NAMED_GROUP.sub("(?:", r.spec.text) + ")")
                 else:
                     self.py_regexes.append(r.block_rx)
+            parts += ["(?:" + x + ")" for x in extra]
             if parts:
                 try:
                     self.re2 = _re2.compile("(?m)" + "|".join(parts), _prefilter_options())
@@ -509,10 +509,10 @@ class _Grep:
         if engine == "re":
             if words:
                 self.py_words = re.compile(_trie_pattern(words))
-            self.py_regexes = [r.block_rx for r in regexes]
+            self.py_regexes = [r.block_rx for r in regexes] + [re.compile(x, re.MULTILINE) for x in extra]
         self.empty = self.re2 is None and self.py_words is None and not self.py_regexes
 
-    def lines(self, source: Iterable[str] | str) -> Iterator[tuple[int, str]]:
+    def lines(self, source: Iterable[str] | str | Block) -> Iterator[tuple[int, str]]:
         """Yield ``(line_no, line)`` for every line hit, in order."""
         if self.empty:
             return
@@ -523,61 +523,30 @@ class _Grep:
                 line_no = yield from self._fast(data, end, line_no)
             return
         for block in blocks(source):
-            yield from self._general(block)
+            if fast and block.has_data():
+                data = block.data()
+                yield from self._fast(data, len(data), block.first)
+            else:
+                yield from self._general(block)
 
     def _fast(self, data: bytes, n: int, line_no: int) -> Iterator[tuple[int, str]]:
         """One RE2 pass over ``data[:n]``; returns the next block's first line
         number.  Newlines are counted once, up to each hit and then to the end."""
-        search = self.re2.search  # type: ignore[union-attr]
-        pos = 0
-        counted_to = 0
-        while pos <= n:
-            m = search(data, pos, n)
-            if m is None:
-                break
-            s = m.start()
-            ls = data.rfind(b"\n", 0, s) + 1
-            le = data.find(b"\n", s, n)
-            if le < 0:
-                le = n
-            line_no += data.count(b"\n", counted_to, ls)
-            counted_to = ls
-            yield line_no, data[ls:le].decode("utf-8", "replace")
-            pos = le + 1
-        return line_no + data.count(b"\n", counted_to, n) + 1
-
-    @staticmethod
-    def _hit_lines(pattern, text, newline, out: set[int]) -> None:
-        """Add to ``out`` the 0-based index of every line of ``text`` hit."""
-        search = pattern.search
-        n = len(text)
-        pos = 0
-        counted_to = 0
-        idx = 0
-        while pos <= n:
-            m = search(text, pos)
-            if m is None:
-                return
-            s = m.start()
-            ls = text.rfind(newline, 0, s) + 1
-            le = text.find(newline, s)
-            if le < 0:
-                le = n
-            idx += text.count(newline, counted_to, ls)
-            counted_to = ls
-            out.add(idx)
-            pos = le + 1
+        idx = start = 0
+        for idx, start, stop in hit_lines(self.re2.search, data, b"\n", n):  # type: ignore[union-attr]
+            yield line_no + idx, data[start:stop].decode("utf-8", "replace")
+        return line_no + idx + data.count(b"\n", start, n) + 1
 
     def _general(self, block: Block) -> Iterator[tuple[int, str]]:
         hits: set[int] = set()
         if self.re2 is not None:
-            self._hit_lines(self.re2, block.data(), b"\n", hits)
+            hits.update(i for i, _, _ in hit_lines(self.re2.search, block.data(), b"\n"))
         if self.py_words is not None or self.py_regexes:
             text = block.text()
             if self.py_words is not None:
-                self._hit_lines(self.py_words, text.lower(), "\n", hits)
+                hits.update(i for i, _, _ in hit_lines(self.py_words.search, text.lower()))
             for rx in self.py_regexes:
-                self._hit_lines(rx, text, "\n", hits)
+                hits.update(i for i, _, _ in hit_lines(rx.search, text))
         if not hits:
             return
         lines = block.lines()
@@ -707,22 +676,10 @@ class Matcher:
                     best = (key, "regex", r.spec)
         if not lits:
             return None if best is None else (best[0][1], best[1], best[2])
+        norm = self._normalised(line, cache)
         if cache is None:
-            norm = normalise(line[:MAX_LINE])
             cached = self._literal_best(norm, lits)
         else:
-            # Lines that differ only in their digits (timestamps, ranks, ids)
-            # normalise alike when normalising masked every digit: the masking
-            # regexes see a digit as a class, never as a value -- except for
-            # the "0x" of hex numbers, so such lines are not shared.
-            shape = line[:MAX_LINE].encode("utf-8", "surrogatepass").translate(_SHAPE)
-            if b"0x" in shape or b"0X" in shape:
-                shape = None
-            norm = cache.get(shape) if shape is not None else None
-            if norm is None:
-                norm = normalise(line[:MAX_LINE])
-                if shape is not None and _LOWER.digit.search(norm) is None:
-                    cache[shape] = norm
             ckey = (norm, frozenset(lits))
             cached = cache.get(ckey, False)
             if cached is False:
@@ -733,6 +690,27 @@ class Matcher:
         if cached is not None and (best is None or cached[0] > best[0]):
             best = cached
         return None if best is None else (best[0][1], best[1], best[2])
+
+    @staticmethod
+    def _normalised(line: str, cache: dict | None = None) -> str:
+        """``normalise(line)``, remembered in ``cache`` (one per scan)."""
+        if cache is None:
+            return normalise(line[:MAX_LINE])
+        # Lines that differ only in their digits (timestamps, ranks, ids)
+        # normalise alike when normalising masked every digit: the masking
+        # regexes see a digit as a class, never as a value -- except for
+        # the "0x" of hex numbers, so such lines are not shared.
+        shape = line[:MAX_LINE].encode("utf-8", "surrogatepass").translate(_SHAPE)
+        if b"0x" in shape or b"0X" in shape:
+            shape = None
+        norm = cache.get(shape) if shape is not None else None
+        if norm is None:
+            norm = normalise(line[:MAX_LINE])
+            if shape is not None and _LOWER.digit.search(norm) is None:
+                if len(cache) >= 4096:
+                    cache.clear()
+                cache[shape] = norm
+        return norm
 
     def _literal_best(self, norm: str, lits: set[int]) -> tuple | None:
         best = None
@@ -813,16 +791,66 @@ _ERROR_RX = r"(?:error|exception|fail|fatal|abort|traceback|killed|\boom|timeout
 _ERROR_RE = re.compile(_ERROR_RX, re.I)
 
 
-class _KeywordGrep(_Grep):
-    def __init__(self, engine: str):
-        self.py_regexes = []
-        self.py_words = None
-        self.re2 = None
-        if engine == "re2":
-            self.re2 = _re2.compile("(?i)" + _ERROR_RX, _prefilter_options())
+_ERROR_RX_I = "(?i:" + _ERROR_RX[3:]
+
+
+class Scan:
+    """One pass over a log that finds both the lines matching a signature and
+    the error-looking lines that match none (candidates for new signatures).
+
+    Feed it the log (a :class:`~triage.ingest.logs.LogReader`, a
+    :class:`~triage.ingest.logs.Block`, lines or a string), all at once or
+    block by block in order; ``matches`` and ``candidates`` grow as it reads.
+    A single RE2 pass per block covers the signatures' anchors and regexes
+    and the error words together, so asking for candidates costs little.
+    Candidates are deduplicated by their normalised form (the first
+    occurrence kept) and capped at ``limit``; ``matches=False`` looks for
+    candidates only, and stops reading once it has ``limit`` of them.
+    """
+
+    def __init__(self, matcher: "Matcher", limit: int = 50, *, matches: bool = True) -> None:
+        self.matcher = matcher
+        self.limit = max(int(limit), 0)
+        self.want_matches = matches
+        self.matches: list[Match] = []
+        self.candidates: list[tuple[int, str]] = []
+        self._seen: set[str] = set()
+        self._cache: dict = {}
+        extra = [_ERROR_RX_I] if self.limit else []
+        if matches:
+            self._grep = _Grep(matcher._anchor_list, matcher._regexes, matcher.engine, extra)
         else:
-            self.py_regexes = [_ERROR_RE]
-        self.empty = False
+            self._grep = _Grep([], [], matcher.engine, extra)
+
+    @property
+    def full(self) -> bool:
+        """Whether there is nothing left to look for (candidates only, all found)."""
+        return not self.want_matches and len(self.candidates) >= self.limit
+
+    def feed(self, source: Iterable[str] | str | Block) -> list[Match]:
+        """Scan more of the log; returns the matches found in it."""
+        new: list[Match] = []
+        if self.full:
+            return new
+        best, cands, limit = self.matcher._best, self.candidates, self.limit
+        for line_no, line in self._grep.lines(source):
+            found = best(line, self._cache)
+            if found is not None:
+                if self.want_matches:
+                    score, how, spec = found
+                    new.append(Match(line_no, line, spec.id, score, how))
+                continue
+            if len(cands) >= limit or not _ERROR_RE.search(line):  # RE2 folds case more widely than re
+                continue
+            key = self.matcher._normalised(line, self._cache)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            cands.append((line_no, line))
+            if self.full:
+                break
+        self.matches += new
+        return new
 
 
 def candidates(lines: Iterable[str] | str, matcher: Matcher, limit: int = 50) -> list[tuple[int, str]]:
@@ -831,24 +859,13 @@ def candidates(lines: Iterable[str] | str, matcher: Matcher, limit: int = 50) ->
     A line looks like an error when it contains (case-insensitively) one of
     :data:`ERROR_WORDS`.  Lines are deduplicated by their normalised form,
     the first occurrence kept; at most ``limit`` are returned (reading stops
-    there).
+    there).  :class:`Scan` finds them together with the matches.
     """
-    out: list[tuple[int, str]] = []
     if limit <= 0:
-        return out
-    seen: set[str] = set()
-    cache: dict = {}
-    for line_no, line in _KeywordGrep(matcher.engine).lines(lines):
-        if not _ERROR_RE.search(line):  # RE2 folds case more widely than re
-            continue
-        key = normalise(line[:MAX_LINE])
-        if key in seen or matcher._best(line, cache) is not None:
-            continue
-        seen.add(key)
-        out.append((line_no, line))
-        if len(out) >= limit:
-            break
-    return out
+        return []
+    scan = Scan(matcher, limit, matches=False)
+    scan.feed(lines)
+    return scan.candidates
 
 
 _CLASS_RULES: tuple[tuple[str, re.Pattern], ...] = (

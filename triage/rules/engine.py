@@ -233,8 +233,10 @@ class Context:
         self.spec = inv.spec
         self.runs = list(inv.runs)
         self.by_config: dict[str, list[RunRec]] = {}
+        self.by_key: dict[str, RunRec] = {}  # "run_id/config" -> the run (the first, as a scan would find)
         for r in self.runs:
             self.by_config.setdefault(r.config, []).append(r)
+            self.by_key.setdefault(f"{r.run_id}/{r.config}", r)
         self.tolerance = stats.Tolerance.parse(self.spec.tolerance) if self.spec.tolerance is not None else None
         self.confidence = self.spec.confidence
         self.refs: dict[str, tuple[Optional[Measure], str]] = {}
@@ -577,7 +579,7 @@ def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[Evide
     out = []
     for key, _ in res.invalid:
         # Look the run up by its key: a run id or config may itself hold a "/".
-        run = next((r for r in ctx.runs if r.key == key), None)
+        run = ctx.by_key.get(key)
         config = run.config if run is not None else key.partition("/")[2]
         why = ctx.invalid_reason(run, brief=True) if run is not None else "invalid"
         text = f"{ctx.short(config)} {why}: never rules anything out"

@@ -302,6 +302,11 @@ class ExtractorSpec(Strict):
         if kinds[0] != "status" or isinstance(self.status, dict):
             if "value" not in rx.groupindex:
                 raise ValueError("the pattern needs a named group (?P<value>...)")
+        if kinds[0] == "status":
+            given = self.status.values() if isinstance(self.status, dict) else [self.status]
+            for s in given:
+                if s not in STATUSES:
+                    raise ValueError(f"unknown status {s!r}; expected one of {', '.join(STATUSES)}")
         return self
 
 

@@ -1,0 +1,230 @@
+"""Bulk import and export: JSON Lines and CSV, lossless round trips, all or
+nothing per file, idempotent, and the bulk writer's stored form."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE_RUNS
+
+
+def _export(cli, *args: str) -> str:
+    r = cli(*args, "export", "--pr", "30433") if args else cli("export", "--pr", "30433")
+    assert r.code == 0, r.err
+    return r.out
+
+
+def _rows(tmp_path: Path, db: str = "kb.sqlite") -> list[tuple]:
+    con = sqlite3.connect(tmp_path / db)
+    return con.execute("select run_id, config, status, metrics, provenance, url, time, note, log_excerpt, "
+                       "signature_id, signature_line, excluded, excluded_reason, created_at, updated_at "
+                       "from run order by pk").fetchall()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_round_trip_on_the_bundled_investigation(cli, seeded, tmp_path, fmt):
+    out = tmp_path / f"runs.{fmt}"
+    assert cli("export", "--pr", "30433", "-o", str(out)).code == 0
+    r = cli("--db", str(tmp_path / "other.sqlite"), "import", str(out))
+    assert r.code == 0, r.err
+    assert r.out.strip().endswith("33 new, 0 updated")
+    # the same file again, and the same records as the source
+    again = tmp_path / f"again.{fmt}"
+    assert cli("--db", str(tmp_path / "other.sqlite"), "export", "--pr", "30433", "-o", str(again)).code == 0
+    assert again.read_text() == out.read_text()
+    source = [json.loads(x) for x in EXAMPLE_RUNS.read_text().splitlines()]
+    exported = [json.loads(x) for x in _export(cli, "--db", str(tmp_path / "other.sqlite")).splitlines()]
+    assert [{k: v for k, v in rec.items() if k != "excluded" or v} for rec in exported] == source
+    # and the reports agree
+    a = cli("report", "--pr", "30433", "--format", "json").out
+    b = cli("--db", str(tmp_path / "other.sqlite"), "report", "--pr", "30433", "--format", "json").out
+    assert a == b
+
+
+def test_csv_layout_reads_well(cli, seeded, tmp_path):
+    text = cli("export", "--pr", "30433", "--format", "csv").out
+    header = text.splitlines()[0].split(",")
+    assert header[:6] == ["investigation", "run_id", "config", "status", "metric.gsm8k", "metric.gsm8k/n"]
+    assert "prov.image" in header and header[-8:] == ["url", "time", "note", "log_excerpt", "signature",
+                                                      "signature_line", "excluded", "excluded_reason"]
+    import csv
+
+    rows = list(csv.DictReader(io.StringIO(text)))
+    base = next(r for r in rows if r["run_id"] == "28873810961")
+    assert (base["metric.gsm8k"], base["metric.gsm8k/n"], base["excluded"]) == ("0.878", "1319", "false")
+    excerpt = next(r for r in rows if r["log_excerpt"].startswith("[probe]"))["log_excerpt"]
+    assert excerpt.count("\n") == 3  # a multi-line cell survives
+
+
+def test_reimport_is_idempotent_and_keeps_created_at(cli, seeded, tmp_path):
+    before = _rows(tmp_path)
+    r = cli("import", str(EXAMPLE_RUNS))
+    assert r.code == 0, r.err
+    assert "33 run(s)" in r.out and "0 new, 33 updated" in r.out
+    after = _rows(tmp_path)
+    assert [x[:-1] for x in after] == [x[:-1] for x in before]  # all but updated_at
+    assert all(a[-1] >= b[-1] for a, b in zip(after, before))
+
+
+def test_a_record_replaces_the_run_and_a_later_duplicate_wins(cli, seeded, tmp_path):
+    path = tmp_path / "two.jsonl"
+    base = {"investigation": "kimik26-disagg", "run_id": "28873810961", "config": "kimik26-fp8-1k1k-1p1d"}
+    path.write_text(json.dumps(base | {"status": "failed", "metrics": {"gsm8k": 0.5}, "note": "first"}) + "\n"
+                    + json.dumps(base | {"status": "failed", "metrics": {"gsm8k": {"value": 0.877, "n": 1319}}}) + "\n")
+    r = cli("import", str(path))
+    assert r.code == 0 and "0 new, 2 updated" in r.out
+    rec = next(json.loads(x) for x in _export(cli).splitlines() if json.loads(x)["run_id"] == "28873810961")
+    assert rec["metrics"] == {"gsm8k": {"value": 0.877, "n": 1319}}
+    assert "note" not in rec and "provenance" not in rec and "url" not in rec  # replaced whole
+
+
+def _ten_with_a_bad_sixth(tmp_path: Path, fmt: str, bad: str) -> Path:
+    lines = EXAMPLE_RUNS.read_text().splitlines()[:10]
+    lines = [json.dumps(json.loads(x) | {"note": "changed"}) for x in lines]  # would change every run
+    if fmt == "jsonl":
+        lines[5] = bad
+        path = tmp_path / "ten.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+    from triage.ingest.records import write_csv
+
+    records = [json.loads(x) for x in lines]
+    buf = io.StringIO()
+    write_csv(records, buf)
+    rows = buf.getvalue().splitlines()
+    cells = rows[6].split(",")  # the header is line 1: record 6 is on line 7
+    cells[3] = bad
+    rows[6] = ",".join(cells)
+    path = tmp_path / "ten.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "fmt, bad, message",
+    [
+        ("jsonl", '{"investigation": "kimik26-disagg", "run_id": "x", "config": "c", "status": "fine"}',
+         "ten.jsonl:6: --status 'fine': expected one of passed, failed, crashed, cancelled, error"),
+        ("jsonl", '{"run_id": "x", "config": "c", "status": "failed"', "ten.jsonl:6: not valid JSON"),
+        ("jsonl", '{"investigation": "kimik26-disagg", "run_id": "x", "config": "c", "status": "failed", "metrics": {"gsm8k": "high"}}',
+         "ten.jsonl:6: metric gsm8k must be a finite number, got 'high'"),
+        ("jsonl", '{"investigation": "kimik26-disagg", "run_id": "x", "config": "c", "status": "failed", "colour": "red"}',
+         "ten.jsonl:6: unknown field(s) colour"),
+        ("jsonl", '{"investigation": "nope", "run_id": "x", "config": "c", "status": "failed"}',
+         "ten.jsonl:6: no investigation 'nope'; load its rule file first"),
+        ("csv", "fine", "ten.csv:7: --status 'fine'"),
+    ],
+)
+def test_a_bad_record_leaves_the_knowledge_base_as_it_was(cli, seeded, tmp_path, fmt, bad, message):
+    before = _export(cli)
+    path = _ten_with_a_bad_sixth(tmp_path, fmt, bad)
+    r = cli("import", str(path))
+    assert r.code == 2
+    assert r.err.startswith("Error: ") and message in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    assert _export(cli) == before
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("investigation,run_id,config,status,colour\nkimik26-disagg,1,c,failed,red\n",
+         "bad.csv:1: unknown column(s) colour"),
+        ("investigation,run_id,config,status,metric.gsm8k\nkimik26-disagg,1,c,failed,high\n",
+         "bad.csv:2: metric.gsm8k: 'high' is not a number"),
+        ("investigation,run_id,config,status,metric.gsm8k,metric.gsm8k/n\nkimik26-disagg,1,c,failed,,1319\n",
+         "bad.csv:2: metric.gsm8k/n is given but metric.gsm8k is empty"),
+        ("investigation,run_id,config,status,excluded\nkimik26-disagg,1,c,failed,maybe\n",
+         "bad.csv:2: excluded: 'maybe': expected true or false"),
+        ('investigation,run_id,config,status,note\nkimik26-disagg,1,c,failed,"two\nlines"\nkimik26-disagg,2,c,nope,x\n',
+         "bad.csv:4: --status 'nope'"),
+        ("investigation,run_id,config,status\nkimik26-disagg,1,c\n", "bad.csv:2: 3 cells, the header has 4"),
+    ],
+)
+def test_csv_problems_name_their_line(cli, seeded, tmp_path, text, message):
+    before = _export(cli)
+    (tmp_path / "bad.csv").write_text(text)
+    r = cli("import", str(tmp_path / "bad.csv"))
+    assert r.code == 2 and message in r.err, r.err
+    assert _export(cli) == before
+
+
+def test_import_from_stdin_and_format_flag(cli, rules_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(EXAMPLE_RUNS.read_bytes())))
+    r = cli("import", "-")
+    assert r.code == 0 and "33 new" in r.out, r.err
+    csv_text = cli("export", "--pr", "30433", "--format", "csv").out
+    (tmp_path / "runs.txt").write_text(csv_text)
+    r = cli("--db", str(tmp_path / "b.sqlite"), "import", str(tmp_path / "runs.txt"), "--format", "csv")
+    assert r.code == 0 and "33 new" in r.out, r.err
+    r = cli("import", str(tmp_path / "runs.txt"), "--format", "xml")
+    assert r.code == 2 and "--format 'xml': expected jsonl or csv" in r.err
+
+
+def test_empty_text_and_empty_provenance_values_are_absent(cli, rules_dir, tmp_path):
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps({"investigation": "kimik26-disagg", "run_id": "1", "config": "c", "status": "failed",
+                                "provenance": {"image": "", "sha": "abc"}, "note": "", "url": ""}) + "\n")
+    assert cli("import", str(path)).code == 0
+    assert json.loads(_export(cli)) == {"investigation": "kimik26-disagg", "run_id": "1", "config": "c",
+                                         "status": "failed", "provenance": {"sha": "abc"}, "excluded": False}
+
+
+def test_bulk_writes_what_add_run_writes(cli, rules_dir, tmp_path):
+    """Same columns, same stored text: the bulk path and the ORM agree."""
+    rec = {"investigation": "kimik26-disagg", "run_id": "1", "config": "c", "status": "failed",
+           "metrics": {"gsm8k": {"value": 0.879, "n": 1319}}, "provenance": {"image": "x", "sha": "y"},
+           "url": "u", "time": "2026-06-26T12:00:00+02:00", "note": "n"}
+    (tmp_path / "one.jsonl").write_text(json.dumps(rec) + "\n")
+    assert cli("import", str(tmp_path / "one.jsonl")).code == 0
+    r = cli("add-run", "--pr", "30433", "--run-id", "2", "--config", "c", "--status", "failed",
+            "--metric", "gsm8k=0.879/1319", "--set", "image=x", "--set", "sha=y", "--url", "u",
+            "--time", "2026-06-26T12:00:00+02:00", "--note", "n")
+    assert r.code == 0, r.err
+    bulk, orm = _rows(tmp_path)
+    assert bulk[1:-2] == orm[1:-2]
+    assert bulk[6] == "2026-06-26 10:00:00.000000"
+    assert len(bulk[-1]) == len(orm[-1])  # timestamps in the same format
+
+
+def test_import_in_several_batches(cli, rules_dir, tmp_path, monkeypatch):
+    from triage.ingest import importer
+
+    monkeypatch.setattr(importer, "BATCH", 7)
+    r = cli("import", str(EXAMPLE_RUNS))
+    assert r.code == 0 and "33 new, 0 updated" in r.out
+    one = _export(cli)
+    monkeypatch.setattr(importer, "BATCH", 5000)
+    assert cli("--db", str(tmp_path / "b.sqlite"), "import", str(EXAMPLE_RUNS)).code == 0
+    assert _export(cli, "--db", str(tmp_path / "b.sqlite")) == one
+
+
+def test_progress_bar_only_on_a_terminal(cli, rules_dir, tmp_path, monkeypatch):
+    """On a terminal, import and scan draw a progress bar on stderr (and
+    remove it when done); the result on stdout is the same."""
+    plain = cli("import", str(EXAMPLE_RUNS)).out
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    r = cli("--db", str(tmp_path / "tty.sqlite"), "import", str(EXAMPLE_RUNS))
+    assert r.code == 0, r.err
+    assert r.out == plain
+    assert "importing" in r.err  # the bar's label (transient: erased at the end)
+    log = tmp_path / "job.log"
+    log.write_text("Process exited with signal SIGABRT (-6)\n")
+    r = cli("scan", str(log))
+    assert r.code == 0 and "init-abort" in r.out
+    assert "scanning" in r.err
+
+
+def test_a_line_that_is_not_utf8_is_named(cli, seeded, tmp_path):
+    before = _export(cli)
+    lines = EXAMPLE_RUNS.read_bytes().splitlines()[:4]
+    (tmp_path / "latin1.jsonl").write_bytes(b"\n".join(lines[:2] + ['{"note": "caf\xe9"}'.encode("latin-1")] + lines[2:]) + b"\n")
+    r = cli("import", str(tmp_path / "latin1.jsonl"))
+    assert r.code == 2 and "latin1.jsonl:3: not UTF-8 text" in r.err
+    assert _export(cli) == before
