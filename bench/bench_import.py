@@ -174,7 +174,7 @@ def count_runs(where: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--limit", type=float, default=0.5, help="smallest allowed ratio of rows/s, import / executemany")
     ap.add_argument("--no-command", action="store_true", help="skip the end-to-end `triage import` subprocess")
     args = ap.parse_args(argv)

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from datetime import datetime
-from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedTuple, Optional, Union
+from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedTuple, Optional
 
 from triage.errors import InputError
 from triage.ingest.runs import _NAME, normalise_metrics, parse_status, parse_time
