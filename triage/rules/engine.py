@@ -1170,8 +1170,11 @@ def evaluate(inv: Investigation) -> Evaluation:
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
     readings = {r.key: reading(r, ctx) for r in inv.runs}
+    confound_keys: dict[str, list[str]] = {}
+    for c in confounds:
+        confound_keys.setdefault(c.run, []).append(c.key)
     for key in confounded:
-        keys = ", ".join(dict.fromkeys(c.key for c in confounds if c.run == key))
+        keys = ", ".join(dict.fromkeys(confound_keys.get(key, [])))
         readings[key] = f"{readings[key]}; confounded ({keys})" if readings.get(key) else f"confounded ({keys})"
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
