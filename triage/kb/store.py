@@ -256,9 +256,29 @@ def load_bundle(s: Session, inv: m.Investigation) -> Any:
         evidence=[schema.ManualEvidenceSpec(hypothesis=e.hypothesis_id, verdict=e.verdict, because=e.reason,
                                             author=e.author, runs=e.runs) for e in manual],
         bisects=[schema.BisectSpec.model_validate(r.spec) for r in rows(m.Bisect)],
-        runs=[to_runrec(r) for r in runs_of(s, iid)],
+        runs=run_records(s, iid),
         signatures=sigs,
     )
+
+
+def run_records(s: Session, iid: str) -> list[Any]:
+    """The engine's view of an investigation's runs, read with Core: no ORM
+    objects for what may be a hundred thousand rows."""
+    from triage.rules.engine import RunRec
+
+    t = m.Run.__table__
+    cols = (t.c.run_id, t.c.config, t.c.status, t.c.metrics, t.c.provenance, t.c.url, t.c.time, t.c.note,
+            t.c.excluded, t.c.excluded_reason, t.c.signature_id)
+    q = select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk)
+    return [
+        RunRec(run_id=run_id, config=config, status=status,
+               metrics={k: (float(v["value"]), v.get("n")) for k, v in metrics.items()},
+               provenance={k: str(v) for k, v in provenance.items()}, url=url,
+               time=when.isoformat() if when else None, note=note, excluded=bool(excluded),
+               excluded_reason=excluded_reason, signature=signature)
+        for run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature
+        in s.execute(q)
+    ]
 
 
 def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
@@ -282,24 +302,6 @@ def signature_specs(s: Session) -> list[dict]:
 def runs_of(s: Session, iid: str) -> list[m.Run]:
     q = select(m.Run).where(m.Run.investigation_id == iid).order_by(m.Run.pk)
     return list(s.execute(q).scalars())
-
-
-def to_runrec(r: m.Run) -> Any:
-    from triage.rules.engine import RunRec
-
-    return RunRec(
-        run_id=r.run_id,
-        config=r.config,
-        status=r.status,
-        metrics={k: (float(v["value"]), v.get("n")) for k, v in r.metrics.items()},
-        provenance={k: str(v) for k, v in r.provenance.items()},
-        url=r.url,
-        time=r.time.isoformat() if r.time else None,
-        note=r.note,
-        excluded=r.excluded,
-        excluded_reason=r.excluded_reason,
-        signature=r.signature_id,
-    )
 
 
 TEXT_FIELDS = ("url", "note", "log_excerpt", "signature_id", "signature_line", "excluded_reason")
@@ -523,23 +525,31 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
     Evidence no longer derived is retired (kept, with ``retired_at``); new
     evidence is added; unchanged evidence keeps its creation time.
     """
+    from sqlalchemy import insert, update
+
     stamp = now()
-    active = {e.key: e for e in s.execute(
-        select(m.Evidence).where(m.Evidence.investigation_id == iid, m.Evidence.retired_at.is_(None))).scalars()}
+    t = m.Evidence.__table__
+    # Core statements throughout: an evaluation of a large investigation
+    # derives tens of thousands of items, and most are unchanged.
+    active = {key: (pk, flags) for pk, key, flags in s.execute(
+        select(t.c.pk, t.c.key, t.c.flags).where(t.c.investigation_id == iid, t.c.retired_at.is_(None)))}
     new_keys = set()
+    fresh = []
     for item in ev.evidence:
         new_keys.add(item.key)
         if item.key in active:
-            row = active[item.key]
-            if list(row.flags) != list(item.flags):
-                row.flags = list(item.flags)
+            pk, flags = active[item.key]
+            if list(flags) != list(item.flags):
+                s.execute(update(t).where(t.c.pk == pk).values(flags=list(item.flags)))
             continue
-        s.add(m.Evidence(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
-                         reason=item.reason, runs=list(item.runs), flags=list(item.flags), key=item.key,
-                         created_at=stamp))
-    for key, row in active.items():
-        if key not in new_keys:
-            row.retired_at = stamp
+        fresh.append(dict(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
+                          reason=item.reason, runs=list(item.runs), flags=list(item.flags), key=item.key,
+                          created_at=stamp, retired_at=None))
+    if fresh:
+        s.execute(insert(t), fresh)
+    gone = [pk for key, (pk, _) in active.items() if key not in new_keys]
+    for i in range(0, len(gone), 500):
+        s.execute(update(t).where(t.c.pk.in_(gone[i:i + 500])).values(retired_at=stamp))
     changed: dict[str, tuple[Optional[str], str]] = {}
     hyps = {h.id: h for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
     last = {}
