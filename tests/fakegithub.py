@@ -812,3 +812,18 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
         yield fake
     finally:
         fake.stop()
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    """The waits a client asked for, instead of sleeping them."""
+    return []
+
+
+@pytest.fixture
+def client(fake_github: FakeGitHub, sleeps: list[float]) -> Iterator[Any]:
+    """A GitHubClient against the fake server that records its waits in ``sleeps``."""
+    from triage.github.client import GitHubClient
+
+    with GitHubClient(sleep=sleeps.append) as c:
+        yield c

@@ -20,17 +20,6 @@ from triage.github.client import GitHubClient, GitHubNotFound
 REPO, RUN = "octo-org/octo-repo", 30433642
 
 
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def client(fake_github, sleeps):
-    with GitHubClient(sleep=sleeps.append) as c:
-        yield c
-
-
 def three_jobs(fake, **kw):
     return fake.add_workflow_run(
         REPO,

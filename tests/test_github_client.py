@@ -27,17 +27,6 @@ from triage.github.client import (
 COMMENTS = "/repos/o/r/issues/5/comments"
 
 
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def client(fake_github, sleeps):
-    with GitHubClient(sleep=sleeps.append) as c:
-        yield c
-
-
 def _one_line(err: Exception) -> str:
     text = str(err)
     assert "\n" not in text and text.strip() == text and text

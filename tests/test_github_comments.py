@@ -28,17 +28,6 @@ def body(text: str = "report v1") -> str:
     return f"{MARKER}\n{text}\n"
 
 
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def client(fake_github, sleeps):
-    with GitHubClient(sleep=sleeps.append) as c:
-        yield c
-
-
 def upsert(client, text="report v1", **kw) -> PostResult:
     return upsert_comment(client, REPO, PR, body(text), MARKER, **kw)
 
