@@ -543,3 +543,15 @@ def test_override_sets_the_status_by_hand_and_says_so():
     (w,) = [w for w in ev.warnings if w.kind == "override"]
     assert "set by hand to confirmed (the evidence says ruled_out): seen in a profiler trace (bob)" in w.message
     assert any(e.rule == "override" and "override" in e.flags for e in evidence_for(ev, "graph"))
+
+
+def test_repeats_that_disagree_are_warned_about():
+    same = {"image": "latest"}
+    ev = evaluate(inv(runs=[run("1", "eager", 0.883, provenance=same), run("2", "eager", 0.941, provenance=same)]))
+    (w,) = [w for w in ev.warnings if w.kind == "repeats"]
+    assert "runs of eager with the same provenance disagree: 2 0.941 vs 1 0.883" in w.message
+    # different provenance (a bisect's points, say) is no repeat; agreeing repeats are fine
+    ev = evaluate(inv(runs=[run("1", "eager", 0.883, provenance=same), run("2", "eager", 0.941, provenance={"image": "old"})]))
+    assert not [w for w in ev.warnings if w.kind == "repeats"]
+    ev = evaluate(inv(runs=[run("1", "eager", 0.883, provenance=same), run("2", "eager", 0.879, provenance=same)]))
+    assert not [w for w in ev.warnings if w.kind == "repeats"]

@@ -1082,6 +1082,32 @@ def combined_command(inv: Investigation, suggestions: Sequence[Suggestion]) -> O
     return "\n".join(lines) or None
 
 
+def repeats_disagree(ctx: Context) -> list[Warning_]:
+    """Runs of one config with the same provenance whose primary metric
+    differs beyond noise: they are pooled as repeats, so say so."""
+    metric = ctx.spec.metric
+    ignore = set(ctx.spec.ignore_provenance)
+    groups: dict[tuple, list[RunRec]] = {}
+    for r in ctx.runs:
+        if metric in r.metrics and ctx.invalid_reason(r) is None:
+            prov = tuple(sorted((k, v) for k, v in r.provenance.items() if k not in ignore))
+            groups.setdefault((r.config, prov), []).append(r)
+    out = []
+    for (config, _), runs in groups.items():
+        if len(runs) < 2:
+            continue
+        lo = min(runs, key=lambda r: r.metrics[metric][0])
+        hi = max(runs, key=lambda r: r.metrics[metric][0])
+        c = stats.compare(Measure(*hi.metrics[metric]), Measure(*lo.metrics[metric]), margin=ctx.margin,
+                          tolerance=ctx.tolerance, confidence=ctx.confidence)
+        if c.outcome is Outcome.DIFFERENT and c.method != "exact":
+            out.append(Warning_("repeats", (
+                f"runs of {ctx.short(config)} with the same provenance disagree: {hi.run_id} "
+                f"{fmt(hi.metrics[metric][0])} vs {lo.run_id} {fmt(lo.metrics[metric][0])} ({c.noise}); "
+                "they are pooled as repeats: exclude the bad one or record what differs")))
+    return out
+
+
 def evaluate(inv: Investigation) -> Evaluation:
     """Derive evidence, statuses, confounds, recipe states, bisect states and suggestions."""
     ctx = Context(inv)
@@ -1160,6 +1186,7 @@ def evaluate(inv: Investigation) -> Evaluation:
             warnings.append(Warning_("reference", f"reference `{name}` has no value yet: {label}"))
     for c in confounds:
         warnings.append(Warning_("confound", c.message(ctx)))
+    warnings += repeats_disagree(ctx)
     for r in inv.runs:
         why = ctx.invalid_reason(r)
         if why is not None:
