@@ -351,26 +351,22 @@ def _provenance_matches(run: RunRec, want: Mapping[str, Any]) -> bool:
 # Conditions
 
 
+def _combine(results: list[Result], decisive: V) -> V:
+    """Kleene logic with a fourth value: one `decisive` value settles it (FALSE
+    for `all`, TRUE for `any`); else no data, else can't tell, else the other."""
+    values = {r.value for r in results}
+    for v in (decisive, V.NODATA, V.UNKNOWN):
+        if v in values:
+            return v
+    return V.TRUE if decisive is V.FALSE else V.FALSE
+
+
 def _and(results: list[Result]) -> V:
-    values = [r.value for r in results]
-    if V.FALSE in values:
-        return V.FALSE
-    if V.NODATA in values:
-        return V.NODATA
-    if V.UNKNOWN in values:
-        return V.UNKNOWN
-    return V.TRUE
+    return _combine(results, V.FALSE)
 
 
 def _or(results: list[Result]) -> V:
-    values = [r.value for r in results]
-    if V.TRUE in values:
-        return V.TRUE
-    if V.NODATA in values:
-        return V.NODATA
-    if V.UNKNOWN in values:
-        return V.UNKNOWN
-    return V.FALSE
+    return _combine(results, V.TRUE)
 
 
 def _not(v: V) -> V:

@@ -31,6 +31,13 @@ THEN_ALIASES = {
 }
 
 
+def verdict_word(value: str, message: str) -> str:
+    """The evidence verdict a `then:`/`verdict:` word names (status words accepted)."""
+    if value not in THEN_ALIASES:
+        raise ValueError(message)
+    return THEN_ALIASES[value]
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
@@ -214,11 +221,7 @@ class RuleSpec(Strict):
     @field_validator("then")
     @classmethod
     def _then(cls, v: str) -> str:
-        if v not in THEN_ALIASES:
-            raise ValueError(
-                "then must be one of ruled_out, confirmed, supports, inconclusive"
-            )
-        return THEN_ALIASES[v]
+        return verdict_word(v, "then must be one of ruled_out, confirmed, supports, inconclusive")
 
 
 class ManualEvidenceSpec(Strict):
@@ -231,9 +234,7 @@ class ManualEvidenceSpec(Strict):
     @field_validator("verdict")
     @classmethod
     def _verdict(cls, v: str) -> str:
-        if v not in THEN_ALIASES:
-            raise ValueError("verdict must be one of rules_out, confirms, supports, inconclusive")
-        return THEN_ALIASES[v]
+        return verdict_word(v, "verdict must be one of rules_out, confirms, supports, inconclusive")
 
     @field_validator("runs", mode="before")
     @classmethod
