@@ -1,0 +1,166 @@
+"""Bisects: every point classified (good, bad, can't tell, flaky, skipped, untested), the next point named."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+from triage.rules.conditions import evaluate_condition
+from triage.rules.context import Context, _provenance_matches, _run_order
+from triage.rules.records import (
+    BisectState,
+    PointState,
+    Result,
+    RunRec,
+    V,
+)
+from triage.rules.schema import BisectSpec
+
+# --------------------------------------------------------------------------
+# Bisects
+
+
+def _point_runs(b: BisectSpec, values: Sequence[str], axis: Sequence[str], ctx: Context) -> list[RunRec]:
+    want = dict(zip(axis, values)) | dict(b.where)
+    runs = ctx.runs
+    if b.config is not None:
+        configs = {b.config} if isinstance(b.config, str) else set(b.config)
+        runs = [r for r in runs if r.config in configs]
+    return sorted((r for r in runs if _provenance_matches(r, want)), key=_run_order)
+
+
+def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
+    """good / bad / unknown / flaky / skipped / untested for one point.
+
+    Each valid run is judged on its own first: two runs of one point with
+    different verdicts make it flaky (shown, never silently picked).  Runs that
+    agree are pooled.  A crashed, errored, cancelled, excluded or
+    signature-matched run never makes a point bad: alone, it skips the point.
+    """
+    if not runs:
+        return PointState(label, "untested")
+    skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if ctx.invalid_reason(r) is not None]
+    skipped_text = "; ".join(f"{r.run_id} {why}" for r, why in skipped)
+    valid = [r for r in runs if ctx.invalid_reason(r) is None]
+    singles = [(r, evaluate_condition(b.good_when, ctx, [r])) for r in valid]
+    verdicts = {res.value for _, res in singles}
+    if V.TRUE in verdicts and V.FALSE in verdicts:
+        good = [r.run_id for r, res in singles if res.value is V.TRUE]
+        bad = [r.run_id for r, res in singles if res.value is V.FALSE]
+        parts = "; ".join(p for _, res in singles for p in dict.fromkeys(res.parts))
+        reason = f"good in {', '.join(good)} but bad in {', '.join(bad)}: re-run it to settle — {parts}"
+        keys = tuple(r.key for r, res in singles if res.value in (V.TRUE, V.FALSE))
+        pooled = ctx.measure(valid, _bisect_metric(b, ctx))
+        return PointState(label, "flaky", keys, reason, pooled.value if pooled else None)
+    res = evaluate_condition(b.good_when, ctx, valid) if valid else Result(V.NODATA)
+    numbers = "; ".join(dict.fromkeys(res.parts))
+    if skipped_text and res.value is not V.NODATA:
+        numbers += f"; not counted: {skipped_text}"
+    value = res.measure.value if res.measure else None
+    if res.value is V.TRUE:
+        return PointState(label, "good", tuple(res.runs), numbers, value)
+    if res.value is V.FALSE:
+        return PointState(label, "bad", tuple(res.runs), numbers, value)
+    if res.value is V.UNKNOWN:
+        if res.needed:
+            numbers += "; would be decided by " + " and ".join(res.needed)
+        return PointState(label, "unknown", tuple(res.runs), numbers, value, tuple(res.needed))
+    why = skipped_text or "; ".join(f"{r.run_id} has no {_bisect_metric(b, ctx)}" for r in valid) or "no value"
+    return PointState(label, "skipped", tuple(r.key for r in runs), why)
+
+
+def _bisect_metric(b: BisectSpec, ctx: Context) -> str:
+    return b.good_when.metric or ctx.spec.metric
+
+
+def _midpoint(indices: list[int]) -> Optional[int]:
+    return indices[(len(indices) - 1) // 2] if indices else None
+
+
+def evaluate_bisect(b: BisectSpec, ctx: Context) -> BisectState:
+    """Classify every point, check the ends, and name the next point to run.
+
+    The good end is the first point, the bad end the last (mozregression and
+    ``git bisect`` check both before bisecting).  Last good is the last good
+    point before the first bad one after it; the next point is the midpoint of
+    the untested points between them (re-measuring a can't-tell or flaky
+    point, or re-running a skipped one, only when nothing else is left).
+    """
+    axis = [b.axis] if isinstance(b.axis, str) else list(b.axis)
+    labels = b.point_labels()
+    values = [[p] if isinstance(p, str) else list(p) for p in b.points]
+    states = [_point_state(b, label, _point_runs(b, vals, axis, ctx), ctx) for vals, label in zip(values, labels)]
+    kinds = [s.state for s in states]
+    n = len(states)
+    goods = [i for i, k in enumerate(kinds) if k == "good"]
+    bads = [i for i, k in enumerate(kinds) if k == "bad"]
+    notes: list[str] = []
+
+    lo, hi = -1, n
+    if goods:
+        later_bads = [i for i in bads if i > goods[0]]
+        if later_bads:
+            hi = later_bads[0]
+            lo = max(i for i in goods if i < hi)
+        else:
+            lo = goods[-1]
+    elif bads:
+        hi = bads[0]
+    if any(i < lo for i in bads) or (hi < n and any(i > hi for i in goods)):
+        notes.append("points are not monotone (a bad point before a good one): check for flaky runs")
+    for s in states:
+        if s.state == "flaky":
+            notes.append(f"point {s.label} is flaky: {s.reason.split(' — ')[0]}")
+
+    ends, ends_ok, blocked = _ends_check(labels, kinds)
+    if blocked:
+        notes.append(blocked)
+    inside = [i for i in range(lo + 1, hi) if kinds[i] not in ("good", "bad")]
+    remaining = tuple(labels[i] for i in inside)
+    nxt: Optional[int] = None
+    if not blocked:
+        if not goods:
+            nxt = 0 if kinds[0] != "bad" else None
+        elif not bads:
+            nxt = n - 1 if kinds[n - 1] != "good" else None
+        else:
+            for wanted in (("untested",), ("unknown", "flaky"), ("skipped",)):
+                nxt = _midpoint([i for i in inside if kinds[i] in wanted])
+                if nxt is not None:
+                    break
+    steps = 0
+    if nxt is not None:
+        # an unchecked end costs one run of its own before the halving starts
+        unchecked = ({0} if not goods else set()) | ({n - 1} if not bads else set())
+        between = [i for i in inside if i not in unchecked]
+        steps = math.ceil(math.log2(len(between) + 1)) + len(unchecked)
+    done = bool(goods and bads and hi == lo + 1)
+    command = None
+    if nxt is not None and b.run:
+        command = b.run.replace("{point}", labels[nxt]).replace("{axis}", " + ".join(axis))
+        for key, value in zip(axis, values[nxt]):
+            command = command.replace("{" + key + "}", value)
+    return BisectState(
+        b.id, b.title or b.id, " + ".join(axis), tuple(states),
+        labels[lo] if lo >= 0 else None, labels[hi] if hi < n else None,
+        labels[nxt] if nxt is not None else None, remaining, steps, tuple(notes),
+        ends, ends_ok, command, done,
+    )
+
+
+def _ends_check(labels: list[str], kinds: list[str]) -> tuple[str, bool, str]:
+    """(the ends check as a sentence, both ends hold, why the bisect cannot go on)."""
+    first, last = kinds[0], kinds[-1]
+    good_end = {"good": f"good end {labels[0]} is good", "untested": f"good end {labels[0]} not tested yet"}.get(
+        first, f"good end {labels[0]} is {_STATE_WORDS.get(first, first)}")
+    bad_end = {"bad": f"bad end {labels[-1]} is bad", "untested": f"bad end {labels[-1]} not tested yet"}.get(
+        last, f"bad end {labels[-1]} is {_STATE_WORDS.get(last, last)}")
+    blocked = ""
+    if first == "bad":
+        blocked = f"the good end {labels[0]} is bad: the regression is older than this range; start it earlier"
+    elif last == "good":
+        blocked = f"the bad end {labels[-1]} is good: nothing regressed in this range; end it later"
+    return f"{good_end}; {bad_end}", first == "good" and last == "bad", blocked
+
+
+_STATE_WORDS = {"unknown": "can't tell", "skipped": "skipped (no valid run)", "flaky": "flaky"}

@@ -1,0 +1,168 @@
+"""Rules, recipe predictions and manual evidence turned into evidence items and statuses."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Iterable, Optional
+
+from triage.rules.conditions import evaluate_condition
+from triage.rules.context import Context
+from triage.rules.records import (
+    EvidenceItem,
+    Result,
+    V,
+)
+from triage.rules.schema import (
+    Condition,
+    RecipeSpec,
+    RuleSpec,
+    Selector,
+)
+from triage.rules.stats import fmt
+
+# --------------------------------------------------------------------------
+# Rules, predictions, manual evidence
+
+
+def _render_because(text: str, ctx: Context, res: Result) -> str:
+    if "{{" not in text and "{%" not in text:
+        return text
+    from triage.render.env import render_string
+
+    refs = {name: (fmt(m.value) if m else "?") for name, (m, _) in ctx.refs.items()}
+    values = {
+        "value": fmt(res.measure.value) if res.measure else "?",
+        "ref": refs,
+        "gate": fmt(ctx.spec.gate) if ctx.spec.gate is not None else "?",
+        "runs": res.runs,
+    }
+    return render_string(text, values)
+
+
+def _short(summary: Optional[str], res: Result) -> str:
+    """The compact form: the rule's words, then the key numbers."""
+    numbers = _join_short(res.short)
+    if summary and numbers:
+        return f"{summary}: {numbers}"
+    return summary or numbers
+
+
+def _join_short(items: list[str]) -> str:
+    """Join compact comparisons, naming a run label once: 'a 0.9 ≈ x; ≠ y'."""
+    out: list[str] = []
+    last_head = None
+    for item in items:
+        head, _, rest = item.partition(" ")
+        value, _, tail = rest.partition(" ")
+        key = (head, value)
+        if key == last_head and tail:
+            out.append(tail)
+        else:
+            out.append(item)
+        last_head = key
+    return "; ".join(out)
+
+
+def _reason(summary: Optional[str], res: Result) -> str:
+    numbers = "; ".join(dict.fromkeys(res.parts))
+    if res.needed:
+        numbers += ("; " if numbers else "") + "would be decided by " + " and ".join(res.needed)
+    if summary and numbers:
+        return f"{summary} — {numbers}"
+    return summary or numbers
+
+
+def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[EvidenceItem]:
+    out = []
+    for key, _ in res.invalid:
+        # Look the run up by its key: a run id or config may itself hold a "/".
+        run = ctx.by_key.get(key)
+        config = run.config if run is not None else key.partition("/")[2]
+        why = ctx.invalid_reason(run, brief=True) if run is not None else "invalid"
+        text = f"{ctx.short(config)} {why}: never rules anything out"
+        out.append(EvidenceItem(hyp, rule, "inconclusive", text, (key,), ("invalid-run",), summary=text))
+    return out
+
+
+def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, bool, str]:
+    """(condition, is_recovery, description) for a recipe's prediction."""
+    if pred == "recovers":
+        return Condition(recovers=True), True, "recover to good"
+    if pred == "same_as_bad":
+        return Condition(same_as="bad"), False, "stay ≈ bad"
+    if pred == "unchanged":
+        base = recipe.base or ""
+        return Condition(same_as=Selector(config=base)), False, f"stay ≈ its base {base}"
+    assert isinstance(pred, Condition)
+    desc = _describe_condition(pred)
+    return pred, bool(pred.recovers), desc
+
+
+def _describe_condition(c: Condition) -> str:
+    bits = []
+    for key in ("at_least", "below"):
+        v = getattr(c, key)
+        if v is not None:
+            bits.append(f"come out {'≥' if key == 'at_least' else '<'} {v}")
+    if c.between is not None:
+        bits.append(f"come out between {c.between[0]} and {c.between[1]}")
+    for key, word in (("same_as", "≈"), ("differs_from", "≠")):
+        v = getattr(c, key)
+        if v is not None:
+            bits.append(f"come out {word} {v if isinstance(v, str) else (v.config or v.run)}")
+    if c.recovers is not None:
+        bits.append("recover to good" if c.recovers else "not recover")
+    return " and ".join(bits) or "as stated"
+
+
+def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
+    res = evaluate_condition(rule.when, ctx, None)
+    items = _invalid_items(rule.hypothesis, rule.id, res, ctx)
+    if res.value is V.TRUE:
+        summary = _render_because(rule.because, ctx, res) if rule.because else None
+        items.insert(0, EvidenceItem(rule.hypothesis, rule.id, rule.then, _reason(summary, res), tuple(res.runs),
+                                     summary=_short(summary, res)))
+    elif res.value is V.UNKNOWN:
+        items.insert(0, EvidenceItem(rule.hypothesis, rule.id, "inconclusive", _reason("can't tell yet", res),
+                                     tuple(res.runs), summary=_short("can't tell yet", res), needed=tuple(res.needed)))
+    return items
+
+
+def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) -> list[EvidenceItem]:
+    cond, recovery, desc = _prediction_condition(pred, recipe)
+    runs = ctx.by_config.get(recipe.id, [])
+    res = evaluate_condition(cond, ctx, list(runs))
+    rule = f"predicts:{recipe.id}"
+    items = _invalid_items(hyp, rule, res, ctx)
+    said = f"{ctx.short(recipe.id)} was predicted to {desc} if this were the cause"
+    numbers = _join_short(res.short)
+    if res.value is V.TRUE:
+        verdict = "confirms" if recovery else "supports"
+        items.insert(0, EvidenceItem(hyp, rule, verdict, _reason(f"{said}, and it did", res), tuple(res.runs),
+                                     summary=f"{numbers} (as predicted if this were the cause)"))
+    elif res.value is V.FALSE:
+        items.insert(0, EvidenceItem(hyp, rule, "rules_out", _reason(f"{said}; it did not", res), tuple(res.runs),
+                                     summary=f"{numbers}: predicted to {desc} if this were the cause"))
+    elif res.value is V.UNKNOWN:
+        items.insert(0, EvidenceItem(hyp, rule, "inconclusive", _reason(f"{said}; can't tell yet", res),
+                                     tuple(res.runs), summary=f"{numbers}; predicted to {desc} if this were the cause",
+                                     needed=tuple(res.needed)))
+    return items
+
+
+def _flagged(e: EvidenceItem, flag: str) -> EvidenceItem:
+    return e if flag in e.flags else replace(e, flags=e.flags + (flag,))
+
+
+def derive_status(items: Iterable[EvidenceItem]) -> str:
+    """open | ruled_out | confirmed | inconclusive | conflicting."""
+    verdicts = {e.verdict for e in items if e.counts}
+    if "rules_out" in verdicts and "confirms" in verdicts:
+        return "conflicting"
+    if "rules_out" in verdicts:
+        return "ruled_out"
+    if "confirms" in verdicts:
+        return "confirmed"
+    if "inconclusive" in verdicts:
+        return "inconclusive"
+    return "open"

@@ -1,0 +1,65 @@
+"""What one run says at a glance, and repeats of one config that disagree beyond noise."""
+
+from __future__ import annotations
+
+from triage.rules import stats
+from triage.rules.context import Context
+from triage.rules.records import (
+    RunRec,
+    Warning_,
+)
+from triage.rules.stats import Measure, Outcome, fmt
+
+# --------------------------------------------------------------------------
+# Readings, suggestions, the whole evaluation
+
+
+def reading(run: RunRec, ctx: Context) -> str:
+    """One short phrase: what this run's primary metric says."""
+    why = ctx.invalid_reason(run, brief=True)
+    if why is not None:
+        return why
+    metric = ctx.spec.metric
+    if metric not in run.metrics:
+        return "probe" if run.metrics else "no " + metric
+    m = ctx.measure([run], metric)
+    assert m is not None
+    bits = []
+    for name in ("bad", "good"):
+        ref, _ = ctx.refs.get(name, (None, ""))
+        if ref is None:
+            continue
+        c = stats.compare(m, ref, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
+        if c.outcome is Outcome.SAME:
+            bits.append(f"≈ {name}")
+    if ctx.spec.gate is not None:
+        passes = m.value >= ctx.spec.gate if ctx.spec.direction == "higher" else m.value <= ctx.spec.gate
+        bits.append("passes gate" if passes else "fails gate")
+    return ", ".join(bits)
+
+
+
+def repeats_disagree(ctx: Context) -> list[Warning_]:
+    """Runs of one config with the same provenance whose primary metric
+    differs beyond noise: they are pooled as repeats, so say so."""
+    metric = ctx.spec.metric
+    ignore = set(ctx.spec.ignore_provenance)
+    groups: dict[tuple, list[RunRec]] = {}
+    for r in ctx.runs:
+        if metric in r.metrics and ctx.invalid_reason(r) is None:
+            prov = tuple(sorted((k, v) for k, v in r.provenance.items() if k not in ignore))
+            groups.setdefault((r.config, prov), []).append(r)
+    out = []
+    for (config, _), runs in groups.items():
+        if len(runs) < 2:
+            continue
+        lo = min(runs, key=lambda r: r.metrics[metric][0])
+        hi = max(runs, key=lambda r: r.metrics[metric][0])
+        c = stats.compare(Measure(*hi.metrics[metric]), Measure(*lo.metrics[metric]), margin=ctx.margin,
+                          tolerance=ctx.tolerance, confidence=ctx.confidence)
+        if c.outcome is Outcome.DIFFERENT and c.method != "exact":
+            out.append(Warning_("repeats", (
+                f"runs of {ctx.short(config)} with the same provenance disagree: {hi.run_id} "
+                f"{fmt(hi.metrics[metric][0])} vs {lo.run_id} {fmt(lo.metrics[metric][0])} ({c.noise}); "
+                "they are pooled as repeats: exclude the bad one or record what differs")))
+    return out

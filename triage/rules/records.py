@@ -1,0 +1,203 @@
+"""The records the engine passes around: runs in; evidence, states and suggestions out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+
+from triage.rules.schema import (
+    BisectSpec,
+    HypothesisSpec,
+    InvestigationSpec,
+    ManualEvidenceSpec,
+    RecipeSpec,
+    RuleSpec,
+)
+from triage.rules.stats import Measure
+
+if TYPE_CHECKING:
+    from triage.rules.context import Context
+
+
+class V(Enum):
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+    NODATA = "nodata"
+
+
+@dataclass(frozen=True)
+class RunRec:
+    """A run as the engine sees it."""
+
+    run_id: str
+    config: str
+    status: str
+    metrics: Mapping[str, tuple[float, Optional[int]]] = field(default_factory=dict)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+    url: Optional[str] = None
+    time: Optional[str] = None
+    note: Optional[str] = None
+    excluded: bool = False
+    excluded_reason: Optional[str] = None
+    signature: Optional[str] = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.run_id}/{self.config}"
+
+
+@dataclass(frozen=True)
+class SignatureInfo:
+    id: str
+    cls: str
+    meaning: str = ""
+    remedy: str = ""
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    hypothesis: str
+    rule: str  # rule id, "predicts:<recipe>", "manual", "parent:<id>"
+    verdict: str  # rules_out | confirms | supports | inconclusive
+    reason: str
+    runs: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    summary: str = ""  # the reason in a few words, for the elimination summary
+    needed: tuple[str, ...] = ()  # for a can't-tell reading: what would decide it
+
+    @property
+    def key(self) -> str:
+        return "|".join((self.hypothesis, self.rule, self.verdict, ",".join(self.runs), self.reason))
+
+    @property
+    def counts(self) -> bool:
+        return "superseded" not in self.flags
+
+
+@dataclass(frozen=True)
+class PointState:
+    label: str
+    state: str  # good | bad | untested | skipped | unknown | flaky
+    runs: tuple[str, ...] = ()
+    reason: str = ""
+    value: Optional[float] = None  # the measured metric (pooled over the point's valid runs)
+    needed: tuple[str, ...] = ()  # for a can't-tell point: what would decide it
+
+
+@dataclass(frozen=True)
+class BisectState:
+    id: str
+    title: str
+    axis: str
+    points: tuple[PointState, ...]
+    last_good: Optional[str]
+    first_bad: Optional[str]
+    next: Optional[str]
+    remaining: tuple[str, ...]
+    steps: int
+    notes: tuple[str, ...] = ()
+    ends: str = ""  # the check that the good end is good and the bad end bad
+    ends_ok: bool = False
+    command: Optional[str] = None  # the bisect's `run:` for the next point
+    done: bool = False  # last good and first bad are adjacent
+
+
+@dataclass(frozen=True)
+class Confound:
+    """A recipe's run that differs from its base in a variable it does not declare."""
+
+    run: str  # run key
+    recipe: str
+    key: str
+    value: str
+    base_value: Optional[str]  # None: the recipe declares `key` but the run recorded another value
+    base_run: Optional[str] = None
+    declared: Optional[str] = None  # the value the recipe declares for `key`
+
+    def message(self, ctx: "Context") -> str:
+        run_id, _, config = self.run.partition("/")
+        head = f"run {run_id} ({ctx.short(config)})"
+        if self.base_value is None:
+            return (f"{head}: the recipe sets {self.key}={self.declared}, the run recorded "
+                    f"{self.key}={self.value}: the change was not applied as declared")
+        base_id, _, base_config = (self.base_run or "").partition("/")
+        return (f"{head}: {self.key} is {self.value}, its base {ctx.short(base_config)} ({base_id}) ran "
+                f"{self.base_value}; the recipe does not declare {self.key}")
+
+
+@dataclass(frozen=True)
+class RecipeState:
+    """Where a recipe stands: never run, no valid run, can't tell, or run (decided)."""
+
+    recipe: str
+    state: str  # never-run | no-valid-run | cant-tell | run
+    runs: tuple[str, ...] = ()
+    valid: tuple[str, ...] = ()
+    why: str = ""  # for no-valid-run: the newest attempt's failure; for cant-tell: the reading
+    needed: tuple[str, ...] = ()  # for cant-tell: what would decide it
+    blocked: str = ""  # a failure that a plain re-run will not fix, with its remedy
+    confounded: tuple[str, ...] = ()  # confounded provenance keys of its runs
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    recipe: str
+    tests: tuple[str, ...]
+    why: str
+    command: Optional[str]
+    score: float
+    kind: str = "recipe"  # recipe | bisect
+    state: str = ""  # never run / no valid run yet (…) / can't tell yet / bisect step
+    outcomes: tuple[str, ...] = ()  # "recovers to good ⇒ a confirmed, b ruled out", …
+    advice: str = ""  # what to change before running it (samples, repeats, a remedy)
+
+
+@dataclass(frozen=True)
+class Warning_:
+    kind: str
+    message: str
+
+
+@dataclass
+class Investigation:
+    """Everything the engine needs about one investigation."""
+
+    spec: InvestigationSpec
+    hypotheses: Sequence[HypothesisSpec] = ()
+    recipes: Sequence[RecipeSpec] = ()
+    rules: Sequence[RuleSpec] = ()
+    evidence: Sequence[ManualEvidenceSpec] = ()
+    bisects: Sequence[BisectSpec] = ()
+    runs: Sequence[RunRec] = ()
+    signatures: Mapping[str, SignatureInfo] = field(default_factory=dict)
+
+
+@dataclass
+class Evaluation:
+    evidence: list[EvidenceItem]
+    statuses: dict[str, str]
+    references: dict[str, tuple[Optional[Measure], str]]
+    readings: dict[str, str]
+    bisects: list[BisectState]
+    suggestions: list[Suggestion]
+    warnings: list[Warning_]
+    untested: list[str]
+    recipes: list[RecipeState] = field(default_factory=list)
+    confounds: list[Confound] = field(default_factory=list)
+    # open children of a confirmed parent: the next level to decide
+    next_level: dict[str, list[str]] = field(default_factory=dict)
+    invalid: dict[str, str] = field(default_factory=dict)  # run key -> why it decides nothing
+
+
+
+@dataclass
+class Result:
+    value: V
+    parts: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+    invalid: list[tuple[str, str]] = field(default_factory=list)
+    needed: list[str] = field(default_factory=list)
+    measure: Optional[Measure] = None
+    short: list[str] = field(default_factory=list)
