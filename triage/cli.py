@@ -6,10 +6,9 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Annotated, Any, Callable, Iterator, List, Optional
 
 import typer
-from typing_extensions import Annotated
 
 from triage import __version__
 from triage.errors import InputError, TriageError
@@ -35,7 +34,7 @@ read from ./rules unless --rules or TRIAGE_RULES says otherwise.
 app = typer.Typer(
     help=HELP,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -66,7 +65,7 @@ def _version(value: bool) -> None:
 def _root(
     db: Annotated[Optional[str], typer.Option("--db", help="Knowledge base: a SQLite path or SQLAlchemy URL [env: TRIAGE_DB; default: ./kb.sqlite].")] = None,
     rules: Annotated[Optional[List[str]], typer.Option("--rules", help="Rule file or directory (repeatable) [env: TRIAGE_RULES; default: ./rules].")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     state.db = db
     state.rules = rules
@@ -85,14 +84,22 @@ def _rule_paths() -> list[str]:
     return ["rules"] if Path("rules").is_dir() else []
 
 
-def _open() -> tuple[str, Any]:
-    """Validate rule files (nothing written if any is bad), then sync them."""
+def _open(create: bool = False) -> tuple[str, Any]:
+    """Validate rule files (nothing written if any is bad), then sync them.
+
+    Only commands that record runs or read rule files alone (``create``:
+    add-run, import, scan, signatures) may start a new SQLite knowledge base;
+    any other says there is none."""
     from triage.kb import store
     from triage.rules.loader import RuleSet, load_rules
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else RuleSet([])
     url = store.resolve_url(state.db)
+    missing = None if create else store.missing_file(url)
+    if missing is not None:
+        raise InputError(f"no knowledge base at {missing}: record runs first (`triage import FILE` or "
+                         "`triage add-run …`), or name one with --db or TRIAGE_DB")
     with store.session(url) as s:
         store.sync_rules(s, ruleset)
     return url, ruleset
@@ -261,7 +268,7 @@ def add_run(
         time=parse.parse_time(time),
         note=note,
     )
-    url_db, _ = _open()
+    url_db, _ = _open(create=True)
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
         if log is not None:
@@ -282,7 +289,7 @@ def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Opt
 
     pattern = fromgithub.config_pattern(config_from)
     with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
-        url_db, _ = _open()
+        url_db, _ = _open(create=True)
         with store.session(url_db) as s:
             where = store.find_investigation(s, pr, repo).repo
         items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
@@ -500,6 +507,42 @@ def similar(
 
 
 @app.command()
+def init(
+    id_: Annotated[str, typer.Option("--id", help="The investigation id (also the file name).")],
+    repo: Annotated[str, typer.Option("--repo", help="OWNER/NAME of the repository.")],
+    pr: Annotated[int, typer.Option("--pr", help="The PR (or issue) that tracks the regression.", min=1)],
+    metric: Annotated[str, typer.Option("--metric", help="The primary metric (gsm8k, p99_ms, wall_s…).")],
+    gate: Annotated[float, typer.Option("--gate", help="The gate the metric must pass.")],
+    direction: Annotated[str, typer.Option("--direction", help="Which way is better: higher or lower.")] = "higher",
+    tolerance: Annotated[Optional[str], typer.Option("--tolerance", help="The difference that is noise: 0.01 or 2%.")] = None,
+    title: Annotated[Optional[str], typer.Option("--title", help="A one-line title [default: METRIC regression on REPO#PR].")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+) -> None:
+    """Scaffold a new investigation: a rule file and its test file, valid as written.
+
+    Example:
+
+    \b
+      triage init --id p99-regression --repo acme/server --pr 1234 \\
+          --metric p99_ms --direction lower --gate 150 --tolerance 3%
+      triage check
+      triage test
+
+    Writes rules/ID.yaml (the first --rules directory, else ./rules) with one
+    hypothesis and one recipe, plus commented examples of a rule, a bisect, a
+    signature and an extractor; and rules/tests/ID.test.yaml with two cases.
+    """
+    from triage.rules import scaffold
+
+    paths = _rule_paths()
+    where = Path(paths[0]) if paths and not paths[0].endswith((".yaml", ".yml")) else Path("rules")
+    spec = scaffold.Scaffold(id_, repo, pr, metric, direction, gate, tolerance, title)
+    for path in scaffold.write(spec, where, force=force):
+        typer.echo(f"wrote {path}")
+    typer.echo("next: edit the hypotheses and recipes, then `triage check` and `triage test`")
+
+
+@app.command()
 def check(
     paths: Annotated[Optional[List[Path]], typer.Argument(help="Rule files or directories (default: the rules in use).")] = None,
 ) -> None:
@@ -691,7 +734,7 @@ def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: floa
 
     if not 0 < threshold <= 100:
         raise InputError(f"--threshold {threshold:g}: expected a score above 0 and at most 100")
-    url, _ = _open()
+    url, _ = _open(create=True)
     with store.session(url) as s:
         matcher = logread.matcher_of(s, threshold)
         extractors = logread.extractors_of(s, store.find_investigation(s, pr, repo)) if pr is not None else []
@@ -833,7 +876,7 @@ def signatures_list() -> None:
     from triage.ingest.logread import signature_from_spec
     from triage.kb import store
 
-    url, _ = _open()
+    url, _ = _open(create=True)
     with store.session(url) as s:
         specs = store.signature_specs(s)
     table = Table(expand=True)
@@ -875,7 +918,7 @@ def import_(
     from triage.kb import store
 
     fmt = guess_format(file, format)
-    url, _ = _open()
+    url, _ = _open(create=True)
     with store.session(url) as s:
         default = store.find_investigation(s, pr, repo).id if pr is not None else None
         total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
@@ -1051,15 +1094,43 @@ def evidence_add(
 
 
 def _usage_errors() -> Any:
-    try:  # typer vendors click from 0.29 on
-        from typer._click import exceptions
-    except ImportError:  # pragma: no cover - older typer with click
-        from click import exceptions  # type: ignore[no-redef]
+    from typer._click import exceptions  # typer vendors click from 0.29 on (pinned)
+
     return exceptions
+
+
+GLOBAL_OPTIONS = ("--db", "--rules")
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """Move ``--db``/``--rules`` given after the subcommand to before it, so
+    ``triage report --pr 1 --db x.sqlite`` means what it says."""
+    out: list[str] = []
+    moved: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        name = arg.partition("=")[0]
+        if name in GLOBAL_OPTIONS and out:
+            if "=" in arg:
+                moved.append(arg)
+                i += 1
+                continue
+            if i + 1 < len(argv):
+                moved += argv[i:i + 2]
+                i += 2
+                continue
+        out.append(arg)
+        i += 1
+    return moved + out
 
 
 def main(argv: Optional[list[str]] = None) -> None:
     click = _usage_errors()
+    argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
     try:
         rv = app(args=argv, prog_name="triage", standalone_mode=False)
     except click.UsageError as e:

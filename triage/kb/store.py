@@ -41,6 +41,14 @@ def resolve_url(db: Optional[str]) -> str:
     return f"sqlite:///{Path(value).resolve()}"
 
 
+def missing_file(url: str) -> Optional[Path]:
+    """The SQLite file a URL names when it does not exist yet (None: it exists, or not SQLite)."""
+    if not url.startswith("sqlite:///") or ":memory:" in url:
+        return None
+    path = Path(url[len("sqlite:///"):])
+    return None if path.exists() else path
+
+
 _engines: dict[str, Engine] = {}
 
 
