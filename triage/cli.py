@@ -6,10 +6,9 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Annotated, Any, Callable, Iterator, List, Optional
 
 import typer
-from typing_extensions import Annotated
 
 from triage import __version__
 from triage.errors import InputError, TriageError
@@ -35,12 +34,12 @@ read from ./rules unless --rules or TRIAGE_RULES says otherwise.
 app = typer.Typer(
     help=HELP,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-runs_app = typer.Typer(help="List runs and exclude or re-include them.", no_args_is_help=True)
+runs_app = typer.Typer(help="List runs, exclude or re-include them, delete a mistaken one.", no_args_is_help=True)
 evidence_app = typer.Typer(help="Record manual evidence (a code reading, a config diff).", no_args_is_help=True)
 signatures_app = typer.Typer(help="Known-failure signatures: list them, draft new ones from a log.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
@@ -66,7 +65,7 @@ def _version(value: bool) -> None:
 def _root(
     db: Annotated[Optional[str], typer.Option("--db", help="Knowledge base: a SQLite path or SQLAlchemy URL [env: TRIAGE_DB; default: ./kb.sqlite].")] = None,
     rules: Annotated[Optional[List[str]], typer.Option("--rules", help="Rule file or directory (repeatable) [env: TRIAGE_RULES; default: ./rules].")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     state.db = db
     state.rules = rules
@@ -85,14 +84,22 @@ def _rule_paths() -> list[str]:
     return ["rules"] if Path("rules").is_dir() else []
 
 
-def _open() -> tuple[str, Any]:
-    """Validate rule files (nothing written if any is bad), then sync them."""
+def _open(create: bool = False) -> tuple[str, Any]:
+    """Validate rule files (nothing written if any is bad), then sync them.
+
+    Only commands that record runs or read rule files alone (``create``:
+    add-run, import, scan, signatures) may start a new SQLite knowledge base;
+    any other says there is none."""
     from triage.kb import store
     from triage.rules.loader import RuleSet, load_rules
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else RuleSet([])
     url = store.resolve_url(state.db)
+    missing = None if create else store.missing_file(url)
+    if missing is not None:
+        raise InputError(f"no knowledge base at {missing}: record runs first (`triage import FILE` or "
+                         "`triage add-run …`), or name one with --db or TRIAGE_DB")
     with store.session(url) as s:
         store.sync_rules(s, ruleset)
     return url, ruleset
@@ -175,6 +182,27 @@ def _fitted(model: dict, templates: Optional[str]) -> str:
     return fitted.body
 
 
+FORMAT_OPT = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
+WIDE_OPT = Annotated[bool, typer.Option("--wide", help="Every column in full, whatever the terminal's width.")]
+
+
+def _json_out(data: Any) -> None:
+    import json
+
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _console(wide: bool = False) -> Any:
+    """A console that prints stored text as text (no markup), at the terminal's width."""
+    from rich.console import Console
+
+    return Console(highlight=False, markup=False, emoji=False, width=200 if wide else None)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1)]
 REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, where several investigations share a PR number.")]
 TEMPLATES_OPT = Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")]
@@ -204,7 +232,9 @@ def add_run(
         "--config-from", metavar="REGEX",
         help="With --from-github: the config is this regex's first group (else its match) in the job name; "
              "jobs it does not match are skipped [default: the whole job name].")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="An unknown metric or config is an error, not a warning.")] = False,
     repo: REPO_OPT = None,
+    format: FORMAT_OPT = "text",
 ) -> None:
     """Record a run, or update it (idempotent on run id + config).
 
@@ -238,6 +268,7 @@ def add_run(
     from triage.ingest import runs as parse
     from triage.kb import store
 
+    _check_format(format, "text", "json")
     provenance = parse.parse_assignments(set_ or []) if set_ else None
     if from_github is not None:
         given = [flag for flag, value in (("--run-id", run_id), ("--config", config), ("--metric", metric),
@@ -245,7 +276,7 @@ def add_run(
                  if value]
         if given:
             raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
-        _add_from_github(pr, repo, from_github, config_from, provenance, note)
+        _add_from_github(pr, repo, from_github, config_from, provenance, note, format)
         return
     if run_id is None or config is None:
         raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
@@ -261,9 +292,10 @@ def add_run(
         time=parse.parse_time(time),
         note=note,
     )
-    url_db, _ = _open()
+    url_db, _ = _open(create=True)
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
+        _check_names(s, inv, data, strict)
         if log is not None:
             from triage.ingest.logread import read_log_into
 
@@ -271,18 +303,40 @@ def add_run(
                 _err(line)
         row, created = store.upsert_run(s, inv.id, data)
         _, _, changed = _evaluate(s, inv)
-    _print_recorded([(row, created, [])], changed)
+    _print_recorded([(row, created, [])], changed, format)
+
+
+def _check_names(s: Any, inv: Any, data: Any, strict: bool) -> None:
+    """Warn (or with ``strict`` refuse) a metric or config the investigation never names: a typo, most likely."""
+    from triage.kb import store
+    from triage.rules.names import closest
+
+    metrics, configs = store.known_names(s, inv)
+    problems = []
+    for name in sorted(data.metrics or {}):
+        if name not in metrics:
+            hint = closest(name, metrics)
+            problems.append(f"--metric {name}: no rule, reference or extractor of {inv.id} uses it"
+                            + (f"; did you mean {hint}?" if hint else ""))
+    if data.config not in configs and not store.has_config(s, inv.id, data.config):
+        hint = closest(data.config, configs)
+        problems.append(f"--config {data.config}: not a recipe, the base or a bisect's config of {inv.id}"
+                        + (f"; did you mean {hint}?" if hint else ""))
+    if problems and strict:
+        raise InputError("; ".join(problems) + " (--strict)")
+    for p in problems:
+        _err(f"warning: {p}")
 
 
 def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Optional[str],
-                     provenance: Optional[dict], note: Optional[str]) -> None:
+                     provenance: Optional[dict], note: Optional[str], format: str = "text") -> None:
     from triage.github import GitHubClient
     from triage.ingest import fromgithub
     from triage.kb import store
 
     pattern = fromgithub.config_pattern(config_from)
     with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
-        url_db, _ = _open()
+        url_db, _ = _open(create=True)
         with store.session(url_db) as s:
             where = store.find_investigation(s, pr, repo).repo
         items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
@@ -290,14 +344,23 @@ def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Opt
         inv = store.find_investigation(s, pr, repo)
         recorded = fromgithub.record(s, inv, items)
         _, _, changed = _evaluate(s, inv)
-    _print_recorded(recorded, changed)
+    _print_recorded(recorded, changed, format)
 
 
-def _print_recorded(recorded: list, changed: dict) -> None:
+def _print_recorded(recorded: list, changed: dict, format: str = "text") -> None:
     """One line per run recorded (messages from its log first), then the status changes."""
-    for row, created, messages in recorded:
+    for _, _, messages in recorded:
         for line in messages:
             _err(line)
+    if format == "json":
+        _json_out({
+            "runs": [{"run_id": row.run_id, "config": row.config, "action": "recorded" if created else "updated",
+                      "status": row.status, "metrics": row.metrics} for row, created, _ in recorded],
+            "changes": [{"hypothesis": h, "from": before, "to": after}
+                        for h, (before, after) in sorted(changed.items()) if before is not None],
+        })
+        return
+    for row, created, _ in recorded:
         verb = "recorded" if created else "updated"
         metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
         typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
@@ -500,8 +563,45 @@ def similar(
 
 
 @app.command()
+def init(
+    id_: Annotated[str, typer.Option("--id", help="The investigation id (also the file name).")],
+    repo: Annotated[str, typer.Option("--repo", help="OWNER/NAME of the repository.")],
+    pr: Annotated[int, typer.Option("--pr", help="The PR (or issue) that tracks the regression.", min=1)],
+    metric: Annotated[str, typer.Option("--metric", help="The primary metric (gsm8k, p99_ms, wall_s…).")],
+    gate: Annotated[float, typer.Option("--gate", help="The gate the metric must pass.")],
+    direction: Annotated[str, typer.Option("--direction", help="Which way is better: higher or lower.")] = "higher",
+    tolerance: Annotated[Optional[str], typer.Option("--tolerance", help="The difference that is noise: 0.01 or 2%.")] = None,
+    title: Annotated[Optional[str], typer.Option("--title", help="A one-line title [default: METRIC regression on REPO#PR].")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+) -> None:
+    """Scaffold a new investigation: a rule file and its test file, valid as written.
+
+    Example:
+
+    \b
+      triage init --id p99-regression --repo acme/server --pr 1234 \\
+          --metric p99_ms --direction lower --gate 150 --tolerance 3%
+      triage check
+      triage test
+
+    Writes rules/ID.yaml (the first --rules directory, else ./rules) with one
+    hypothesis and one recipe, plus commented examples of a rule, a bisect, a
+    signature and an extractor; and rules/tests/ID.test.yaml with two cases.
+    """
+    from triage.rules import scaffold
+
+    paths = _rule_paths()
+    where = Path(paths[0]) if paths and not paths[0].endswith((".yaml", ".yml")) else Path("rules")
+    spec = scaffold.Scaffold(id_, repo, pr, metric, direction, gate, tolerance, title)
+    for path in scaffold.write(spec, where, force=force):
+        typer.echo(f"wrote {path}")
+    typer.echo("next: edit the hypotheses and recipes, then `triage check` and `triage test`")
+
+
+@app.command()
 def check(
     paths: Annotated[Optional[List[Path]], typer.Argument(help="Rule files or directories (default: the rules in use).")] = None,
+    format: FORMAT_OPT = "text",
 ) -> None:
     """Validate rule files; list every problem as path:line:col.
 
@@ -510,30 +610,46 @@ def check(
     \b
       triage check rules/
       triage check rules/kimik26-disagg.yaml
+      triage check --format json
 
     Exits 0 when all are valid, 2 when any is not (nothing is loaded then).
+    With --format json the problems are printed as JSON on stdout too.
     """
+    from triage.errors import RuleFileError
     from triage.rules.loader import load_rules
 
+    _check_format(format, "text", "json")
     targets = [str(p) for p in paths] if paths else _rule_paths()
     if not targets:
         raise InputError("no rule files: give paths, --rules, or create ./rules")
-    ruleset = load_rules(targets)
+    try:
+        ruleset = load_rules(targets)
+    except RuleFileError as e:
+        if format == "json":
+            _json_out({"ok": False, "files": [], "problems": [
+                {"path": p.path, "line": p.line, "col": p.col, "message": p.message} for p in e.problems]})
+        raise
+    keys = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors")
+    files = []
     for f in ruleset.files:
         spec = f.spec
-        what = []
-        if spec.investigation:
-            what.append(f"investigation {spec.investigation.id}")
-        for key in ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors"):
-            n = len(getattr(spec, key))
-            if n:
-                what.append(f"{n} {key}")
-        typer.echo(f"{f.path}: ok ({', '.join(what) or 'empty'})")
+        counts = {key: len(getattr(spec, key)) for key in keys if getattr(spec, key)}
+        inv = spec.investigation
+        files.append({"path": f.path, "investigation": inv.id if inv else None,
+                      "repo": inv.repo if inv else None, "pr": inv.pr if inv else None, "counts": counts})
+    if format == "json":
+        _json_out({"ok": True, "files": files, "problems": []})
+        return
+    for f in files:
+        what = ([f"investigation {f['investigation']}"] if f["investigation"] else [])
+        what += [f"{n} {key}" for key, n in f["counts"].items()]
+        typer.echo(f"{f['path']}: ok ({', '.join(what) or 'empty'})")
 
 
 @app.command("test")
 def test_rules(
     paths: Annotated[Optional[List[str]], typer.Argument(help="*.test.yaml files or directories (default: rules/tests).")] = None,
+    format: FORMAT_OPT = "text",
 ) -> None:
     """Run rule-file unit tests: runs in, expected statuses out.
 
@@ -542,27 +658,30 @@ def test_rules(
     \b
       triage test                                   # every rules/tests/*.test.yaml
       triage test rules/tests/kimik26-disagg.test.yaml
+      triage test --format json
 
     Nothing is read from or written to the knowledge base. Exits 1 when a
     case fails, 2 when a test or rule file is bad.
     """
     from triage.rules.testing import default_test_dirs, find_test_files, run_test_file
 
+    _check_format(format, "text", "json")
     targets = list(paths) if paths else default_test_dirs(_rule_paths())
     if not targets:
         raise InputError("no rule tests: give paths, or create rules/tests/*.test.yaml")
-    failed = total = 0
-    for path in find_test_files(targets):
-        for case in run_test_file(path):
-            total += 1
-            if case.ok:
-                typer.echo(f"ok    {path}: {case.name}")
-            else:
-                failed += 1
-                typer.echo(f"FAIL  {path}: {case.name}")
-                for line in case.failures:
-                    typer.echo(f"        {line}")
-    typer.echo(f"{total - failed} passed, {failed} failed")
+    cases = [case for path in find_test_files(targets) for case in run_test_file(path)]
+    failed = sum(not c.ok for c in cases)
+    if format == "json":
+        _json_out({"passed": len(cases) - failed, "failed": failed, "cases": [
+            {"file": c.file, "name": c.name, "ok": c.ok, "failures": c.failures} for c in cases]})
+        if failed:
+            raise typer.Exit(1)
+        return
+    for case in cases:
+        typer.echo(f"{'ok  ' if case.ok else 'FAIL'}  {case.file}: {case.name}")
+        for line in case.failures:
+            typer.echo(f"        {line}")
+    typer.echo(f"{len(cases) - failed} passed, {failed} failed")
     if failed:
         raise typer.Exit(1)
 
@@ -577,6 +696,7 @@ def post(
         help="The account whose comment is ours [default: the token's own login (GET /user); "
              "github-actions[bot] when GitHub will not say, as for the Actions GITHUB_TOKEN].")] = None,
     templates: TEMPLATES_OPT = None,
+    format: FORMAT_OPT = "text",
 ) -> None:
     """Create or update the one sticky comment on the PR.
 
@@ -586,6 +706,7 @@ def post(
       triage post --pr 30433                  # prints e.g. "updated https://github.com/…#issuecomment-…"
       triage post --pr 30433 --dry-run        # the request and the comment, nothing sent
       triage post --pr 30433 --bot-login my-app[bot]
+      triage post --pr 30433 --format json    # {"action": …, "url": …}
 
     The comment is the markdown report, shortened to GitHub's 65,536-character
     limit if need be (see `triage report --fit`), ending with a hidden marker
@@ -606,6 +727,7 @@ def post(
     from triage.github.comments import validate_login
     from triage.kb import store
 
+    _check_format(format, "text", "json")
     if bot_login is not None:
         validate_login(bot_login)
     with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
@@ -621,6 +743,10 @@ def post(
             since = model["since"]["at"] if model["since"] else None
             store.record_post(s, inv["id"], result.url, result.action,
                               datetime.fromisoformat(since) if since else None)
+    if format == "json":
+        _json_out({"action": result.action, "url": result.url, "repo": inv["repo"], "pr": inv["pr"],
+                   "request": result.request, "body": body if result.request is not None else None})
+        return
     where = result.url or f"a new comment on {inv['repo']}#{inv['pr']}"
     typer.echo(f"{result.action} {where}")
     if result.request is not None:
@@ -630,56 +756,90 @@ def post(
 
 
 @app.command()
-def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
+def hypotheses(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wide: WIDE_OPT = False) -> None:
     """Show the hypotheses and their status as a table.
 
     Example:
 
     \b
       triage hypotheses --pr 30433
+      triage hypotheses --pr 30433 --wide          # titles and every reason in full
+      triage hypotheses --pr 30433 --format json
+
+    Under 120 columns the table shows each hypothesis's first reason, cut to
+    fit; --wide shows the titles and every reason.
     """
-    from rich.console import Console
     from rich.table import Table
 
     from triage.render.report import STATUS_WORDS
 
+    _check_format(format, "text", "json")
     _, model = _model(pr, repo)
+    if format == "json":
+        _json_out([{"id": h["id"], "title": h["title"], "parent": h.get("parent"), "status": h["status"],
+                    "reasons": [x["reason"] for x in h["summary"]]} for h in model["hypotheses"]])
+        return
     inv = model["investigation"]
+    console = _console(wide)
+    narrow = not wide and console.width < 120
     table = Table(title=f"{inv['title']} ({inv['repo']}#{inv['pr']})", title_justify="left", expand=True)
-    table.add_column("id", no_wrap=True)
-    table.add_column("title")
+    table.add_column("id", no_wrap=not narrow, overflow="fold")
+    if not narrow:
+        table.add_column("title")
     table.add_column("status", no_wrap=True)
     table.add_column("evidence", ratio=3)
     for h in model["hypotheses"]:
-        reason = "; ".join(x["reason"] for x in h["summary"]) or "—"
-        table.add_row(h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], reason)
-    Console(highlight=False).print(table)
+        reasons = [x["reason"] for x in h["summary"]]
+        if narrow:
+            more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
+            reason = (_shorten(reasons[0], 90) + more) if reasons else "—"
+            table.add_row(h["tree"] + h["id"], STATUS_WORDS[h["status"]], reason)
+        else:
+            table.add_row(h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], "; ".join(reasons) or "—")
+    console.print(table)
 
 
 @app.command()
-def history(pr: PR_OPT, repo: REPO_OPT = None) -> None:
+def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> None:
     """Show how each hypothesis's status changed, evaluation by evaluation.
 
     Example:
 
     \b
       triage history --pr 30433
+      triage history --pr 30433 --format json
     """
     from triage.kb import store
 
+    _check_format(format, "text", "json")
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
         _evaluate(s, inv)
         changes = store.status_history(s, inv.id)
         evidence = store.evidence_history(s, inv.id)
+        deletions = store.run_deletions(s, inv.id)
+    retired = [e for e in evidence if e.retired_at is not None]
+    if format == "json":
+        _json_out({
+            "changes": [{"at": c.at.isoformat(), "hypothesis": c.hypothesis_id, "previous": c.previous,
+                         "status": c.status} for c in changes],
+            "retired": [{"at": e.retired_at.isoformat(), "hypothesis": e.hypothesis_id, "verdict": e.verdict,
+                         "rule": e.rule_id, "reason": e.reason} for e in retired],
+            "deleted_runs": [{"at": d.at.isoformat(), "run_id": d.run_id, "config": d.config, "because": d.because,
+                              "record": d.record} for d in deletions],
+        })
+        return
     for c in changes:
         typer.echo(f"{c.at:%Y-%m-%d %H:%M:%S}  {c.hypothesis_id}: {c.previous or '(new)'} → {c.status}")
-    retired = [e for e in evidence if e.retired_at is not None]
     if retired:
         typer.echo("\nevidence no longer derived:")
         for e in retired:
             typer.echo(f"  {e.retired_at:%Y-%m-%d %H:%M:%S}  {e.hypothesis_id}: {e.verdict} ({e.rule_id}) {e.reason}")
+    if deletions:
+        typer.echo("\nruns deleted:")
+        for d in deletions:
+            typer.echo(f"  {d.at:%Y-%m-%d %H:%M:%S}  {d.run_id} ({d.config}): {d.because}")
 
 
 def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: float, candidates: int) -> Any:
@@ -691,7 +851,7 @@ def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: floa
 
     if not 0 < threshold <= 100:
         raise InputError(f"--threshold {threshold:g}: expected a score above 0 and at most 100")
-    url, _ = _open()
+    url, _ = _open(create=True)
     with store.session(url) as s:
         matcher = logread.matcher_of(s, threshold)
         extractors = logread.extractors_of(s, store.find_investigation(s, pr, repo)) if pr is not None else []
@@ -833,7 +993,7 @@ def signatures_list() -> None:
     from triage.ingest.logread import signature_from_spec
     from triage.kb import store
 
-    url, _ = _open()
+    url, _ = _open(create=True)
     with store.session(url) as s:
         specs = store.signature_specs(s)
     table = Table(expand=True)
@@ -847,14 +1007,14 @@ def signatures_list() -> None:
     Console(highlight=False).print(table)
 
 
-FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl or csv [default: by the file's extension; jsonl].")]
+RECORDS_FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl or csv [default: by the file's extension; jsonl].")]
 
 
 @app.command("import")
 def import_(
     file: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of run records (- for stdin).")],
     pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
-    format: FORMAT_OPT = None,
+    format: RECORDS_FORMAT_OPT = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Import run records; all or nothing, idempotent.
@@ -875,7 +1035,7 @@ def import_(
     from triage.kb import store
 
     fmt = guess_format(file, format)
-    url, _ = _open()
+    url, _ = _open(create=True)
     with store.session(url) as s:
         default = store.find_investigation(s, pr, repo).id if pr is not None else None
         total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
@@ -891,7 +1051,7 @@ def import_(
 def export(
     pr: PR_OPT,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
-    format: FORMAT_OPT = None,
+    format: RECORDS_FORMAT_OPT = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Export an investigation's runs as JSON Lines or CSV (what `import` reads).
@@ -927,30 +1087,43 @@ def export(
 
 
 @runs_app.command("list")
-def runs_list(pr: PR_OPT, repo: REPO_OPT = None) -> None:
+def runs_list(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wide: WIDE_OPT = False) -> None:
     """List an investigation's runs.
 
     Example:
 
     \b
       triage runs list --pr 30433
+      triage runs list --pr 30433 --format json
     """
-    from rich.console import Console
     from rich.table import Table
 
     from triage.kb import store
 
+    _check_format(format, "text", "json")
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
         rows = store.runs_of(s, inv.id)
+        prefix = inv.spec.get("config_prefix") if isinstance(inv.spec, dict) else None
+    if format == "json":
+        _json_out([{"run_id": r.run_id, "config": r.config, "status": r.status, "metrics": r.metrics,
+                    "provenance": r.provenance, "time": r.time.isoformat() if r.time else None, "url": r.url,
+                    "note": r.note, "signature": r.signature_id, "excluded": r.excluded,
+                    "excluded_reason": r.excluded_reason} for r in rows])
+        return
+    console = _console(wide)
+    narrow = not wide and console.width < 120
     table = Table(expand=True)
     for col in ("run", "config", "status", "metrics", "excluded"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in rows:
+        config = r.config
+        if narrow and prefix and config.startswith(prefix) and len(config) > len(prefix):
+            config = "…" + config[len(prefix):]
         metrics = ", ".join(f"{k}={v['value']}" for k, v in sorted(r.metrics.items()))
-        table.add_row(r.run_id, r.config, r.status, metrics, r.excluded_reason if r.excluded else "")
-    Console(highlight=False).print(table)
+        table.add_row(r.run_id, config, r.status, metrics, r.excluded_reason if r.excluded else "")
+    console.print(table)
 
 
 def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Optional[str], excluded: bool,
@@ -959,20 +1132,28 @@ def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Opti
 
     url, _ = _open()
     with store.session(url) as s:
-        invs = [store.find_investigation(s, pr, repo)] if pr is not None else store.list_investigations(s)
-        hits = [(inv, r) for inv in invs for r in store.find_runs(s, inv.id, run, config)]
-        if not hits:
-            leg = f" with config {config}" if config else ""
-            raise InputError(f"no run {run}{leg} in the knowledge base")
-        if len({inv.id for inv, _ in hits}) > 1:
-            raise InputError(f"run {run} is in several investigations: add --pr")
-        for _, r in hits:
+        inv, hits = _find_run(s, pr, repo, run, config)
+        for r in hits:
             store.upsert_run(s, r.investigation_id, store.RunInput(
                 run_id=r.run_id, config=r.config, excluded=excluded, excluded_reason=because if excluded else ""))
-        _evaluate(s, hits[0][0])
+        _evaluate(s, inv)
     word = "excluded" if excluded else "included again"
-    for _, r in hits:
+    for r in hits:
         typer.echo(f"{word}: {r.run_id} ({r.config})")
+
+
+def _find_run(s: Any, pr: Optional[int], repo: Optional[str], run: str, config: Optional[str]) -> tuple[Any, list]:
+    """The investigation and the legs of ``run`` (every leg unless ``config``); exactly one investigation."""
+    from triage.kb import store
+
+    invs = [store.find_investigation(s, pr, repo)] if pr is not None else store.list_investigations(s)
+    hits = [(inv, r) for inv in invs for r in store.find_runs(s, inv.id, run, config)]
+    if not hits:
+        leg = f" with config {config}" if config else ""
+        raise InputError(f"no run {run}{leg} in the knowledge base")
+    if len({inv.id for inv, _ in hits}) > 1:
+        raise InputError(f"run {run} is in several investigations: add --pr")
+    return hits[0][0], [r for _, r in hits]
 
 
 @runs_app.command("exclude")
@@ -1010,6 +1191,40 @@ def runs_include(
       triage runs include 28903343346
     """
     _set_excluded(pr, repo, run, config, False, None)
+
+
+@runs_app.command("delete")
+def runs_delete(
+    run: Annotated[str, typer.Argument(help="The run id.")],
+    because: Annotated[str, typer.Option("--because", help="Why it was a mistake (kept in the history).")],
+    config: Annotated[Optional[str], typer.Option("--config", help="Only this leg (default: every leg of the run).")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Delete a mistaken run (a wrong id, a run of another PR); kept in the history.
+
+    Example:
+
+    \b
+      triage runs delete 29300000000 --config kimik26-fp8-1k1k-1p1d --because "recorded on the wrong PR"
+
+    The whole record and the reason stay in the knowledge base (`triage
+    history` lists them, with the record `triage import` reads back). To keep
+    a run but let it decide nothing, use `triage runs exclude`.
+    """
+    from triage.kb import store
+
+    if not because.strip():
+        raise InputError("--because must say why")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv, hits = _find_run(s, pr, repo, run, config)
+        store.delete_runs(s, hits, because)
+        _, _, changed = _evaluate(s, inv)
+        deleted = [(r.run_id, r.config) for r in hits]
+    for run_id, cfg in deleted:
+        typer.echo(f"deleted: {run_id} ({cfg})")
+    _print_changes(changed)
 
 
 @evidence_app.command("add")
@@ -1051,15 +1266,43 @@ def evidence_add(
 
 
 def _usage_errors() -> Any:
-    try:  # typer vendors click from 0.29 on
-        from typer._click import exceptions
-    except ImportError:  # pragma: no cover - older typer with click
-        from click import exceptions  # type: ignore[no-redef]
+    from typer._click import exceptions  # typer vendors click from 0.29 on (pinned)
+
     return exceptions
+
+
+GLOBAL_OPTIONS = ("--db", "--rules")
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """Move ``--db``/``--rules`` given after the subcommand to before it, so
+    ``triage report --pr 1 --db x.sqlite`` means what it says."""
+    out: list[str] = []
+    moved: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        name = arg.partition("=")[0]
+        if name in GLOBAL_OPTIONS and out:
+            if "=" in arg:
+                moved.append(arg)
+                i += 1
+                continue
+            if i + 1 < len(argv):
+                moved += argv[i:i + 2]
+                i += 2
+                continue
+        out.append(arg)
+        i += 1
+    return moved + out
 
 
 def main(argv: Optional[list[str]] = None) -> None:
     click = _usage_errors()
+    argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
     try:
         rv = app(args=argv, prog_name="triage", standalone_mode=False)
     except click.UsageError as e:

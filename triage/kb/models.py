@@ -183,3 +183,15 @@ class Post(SQLModel, table=True):
     action: str
     at: datetime
     since: Optional[datetime] = None  # the baseline of the body's "new since" line, if it had one
+
+
+class RunDeletion(SQLModel, table=True):
+    """A run removed by ``triage runs delete``: the whole record kept, with why."""
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True)
+    run_id: str
+    config: str
+    because: str
+    record: dict = _json()  # the run as `triage export` writes it, so it can be imported back
+    at: datetime

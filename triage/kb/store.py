@@ -41,6 +41,14 @@ def resolve_url(db: Optional[str]) -> str:
     return f"sqlite:///{Path(value).resolve()}"
 
 
+def missing_file(url: str) -> Optional[Path]:
+    """The SQLite file a URL names when it does not exist yet (None: it exists, or not SQLite)."""
+    if not url.startswith("sqlite:///") or ":memory:" in url:
+        return None
+    path = Path(url[len("sqlite:///"):])
+    return None if path.exists() else path
+
+
 _engines: dict[str, Engine] = {}
 
 
@@ -259,6 +267,21 @@ def load_bundle(s: Session, inv: m.Investigation) -> Any:
         runs=run_records(s, iid),
         signatures=sigs,
     )
+
+
+def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
+    """(metrics, configs) the investigation's definitions name (no runs read)."""
+    from triage.rules.names import known_names as walk
+
+    defs = [r.spec for t in (m.Recipe, m.Rule, m.Bisect)
+            for r in s.execute(select(t).where(t.investigation_id == inv.id)).scalars()]
+    spec = {k: v for k, v in inv.spec.items() if k != "extractors"}
+    return walk(spec, defs, extractors_for(s, inv))
+
+
+def has_config(s: Session, iid: str, config: str) -> bool:
+    q = select(m.Run.pk).where(m.Run.investigation_id == iid, m.Run.config == config).limit(1)
+    return s.execute(q).first() is not None
 
 
 def run_records(s: Session, iid: str) -> list[Any]:
@@ -513,6 +536,23 @@ def find_runs(s: Session, iid: str, run_id: str, config: Optional[str] = None) -
     if config is not None:
         q = q.where(m.Run.config == config)
     return list(s.execute(q.order_by(m.Run.config)).scalars())
+
+
+def delete_runs(s: Session, runs: Sequence[m.Run], because: str) -> None:
+    """Remove runs, keeping each whole record and the reason in ``run_deletion``."""
+    from triage.ingest.records import run_to_record
+
+    at = now()
+    for r in runs:
+        s.add(m.RunDeletion(investigation_id=r.investigation_id, run_id=r.run_id, config=r.config,
+                            because=because, record=run_to_record(r), at=at))
+        s.delete(r)
+    s.flush()
+
+
+def run_deletions(s: Session, iid: str) -> list[m.RunDeletion]:
+    q = select(m.RunDeletion).where(m.RunDeletion.investigation_id == iid).order_by(m.RunDeletion.pk)
+    return list(s.execute(q).scalars())
 
 
 # --------------------------------------------------------------------------
