@@ -60,7 +60,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
     elsewhere" section.
     """
-    from triage.render import pictures
+    from triage.render import digest, pictures
     from triage.rules.engine import combined_command, num
 
     spec = bundle.spec
@@ -91,8 +91,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         items = [e for e in ev.evidence if e.hypothesis == h.id]
         decisive = [e for e in items if e.counts and e.verdict in DECISIVE[status] and "invalid-run" not in e.flags]
         decisive = list({(e.verdict, e.summary): e for e in decisive}.values())
-        not_counted = list(dict.fromkeys(
-            f"{split(k)[0]} ({short(split(k)[1])})" for e in items if "invalid-run" in e.flags for k in e.runs))
+        skipped: dict[str, list[str]] = {}  # run id -> its configs, in order
+        for k in dict.fromkeys(k for e in items if "invalid-run" in e.flags for k in e.runs):
+            skipped.setdefault(split(k)[0], []).append(short(split(k)[1]))
+        not_counted = [f"{run_id} ({', '.join(configs)})" for run_id, configs in skipped.items()]
         hyps.append({
             "id": h.id,
             "title": h.title,
@@ -103,8 +105,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "icon": STATUS_ICONS[status],
             "depth": _depth(h.id, parents),
             "tree": tree,
-            "summary": [{"reason": e.summary or e.reason, "runs": [run_ref(k) for k in e.runs], "flags": list(e.flags),
-                         "verdict": e.verdict} for e in decisive],
+            "summary": [{"reason": e.summary or e.reason, "full": e.reason, "runs": [run_ref(k) for k in e.runs],
+                         "flags": list(e.flags), "verdict": e.verdict} for e in decisive],
             "not_counted": not_counted,
             "evidence": [
                 {
@@ -115,6 +117,11 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
                     "verdict": e.verdict,
                     "reason": e.reason,
                     "flags": list(e.flags),
+                    # for the comment: the rule with the config prefix dropped, and whether
+                    # the elimination summary already shows this item (by its identity)
+                    "rule_short": _short_rule(e.rule, short),
+                    "in_summary": any(e is d for d in decisive),
+                    "numbers": _numbers(e),
                 }
                 for e in items
             ],
@@ -139,6 +146,11 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "time": r.time,
             "change": change,
             "value": _metric_text(r.metrics, spec.metric),
+            "value_only": fmt(r.metrics[spec.metric][0]) if spec.metric in r.metrics else None,
+            "n": r.metrics[spec.metric][1] if spec.metric in r.metrics else None,
+            # a known failure by its name (the Warnings explain it); an exclusion with its reason
+            "brief": (ev.readings.get(r.key, "") if r.excluded
+                      else _brief_result(r, None, ev.invalid.get(r.key), ev.readings.get(r.key, ""))),
             "other_metrics": other,
             "reading": ev.readings.get(r.key, ""),
             "valid": r.key not in ev.invalid,
@@ -181,6 +193,11 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         for s in ev.suggestions
     ]
     counts = {k: sum(1 for h in hyps if h["status"] == k) for k in STATUS_WORDS}
+    # The ruled-out rows of the elimination summary are folded: each row's tree
+    # prefix is drawn among the rows shown with it.
+    trees = digest.group_trees(list(bundle.hypotheses), {h["id"] for h in hyps if h["status"] == "ruled_out"})
+    for h in hyps:
+        h["group_tree"] = trees.get(h["id"], "")
     next_level = [{"parent": p, "title": titles.get(p, p), "children": list(cs)} for p, cs in ev.next_level.items()]
     model = {
         "investigation": {
@@ -196,6 +213,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         },
         "references": refs,
         "verdict": _verdict(hyps, counts, bisects, next_level, titles),
+        "headline": digest.headline(hyps, next_level),
         "counts": counts,
         "hypotheses": hyps,
         "titles": titles,
@@ -210,7 +228,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
                        "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
                        "declared": c.declared} for c in ev.confounds],
         "similar": similar or [],
-        "warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
+        # grouped for reading (each thing said once); JSON keeps the engine's list
+        "warnings": digest.group_warnings(list(ev.warnings), runs, dict(getattr(bundle, "signatures", {}) or {}),
+                                          short),
+        "engine_warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
         "changes": changes or {},
         "since": since,
         "shortened": None,  # set by render.fit: what was left out to fit GitHub's limit
@@ -249,6 +270,7 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
     recipes = {r.id: r for r in bundle.recipes}
     run_config = {r.key: r.config for r in bundle.runs}
     values = {r.key: r.metrics.get(bundle.spec.metric) for r in bundle.runs}
+    by_key = {r.key: r for r in bundle.runs}
     rows = []
     for st in ev.recipes:
         recipe = recipes[st.recipe]
@@ -258,7 +280,8 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
             invalid = ev.invalid.get(key)
             reading = invalid or ev.readings.get(key, "")
             text = f"{fmt(value[0])} ({reading})" if value and not invalid else reading
-            results.append({"run": run_ref(key), "text": text, "valid": invalid is None})
+            results.append({"run": run_ref(key), "text": text, "valid": invalid is None,
+                            "brief": _brief_result(by_key.get(key), value, invalid, reading)})
         decided: dict[str, dict] = {}
         for e in ev.evidence:
             if not (e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags
@@ -283,6 +306,36 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
             "confounded": list(st.confounded),
         })
     return rows
+
+
+def _brief_result(run: Any, value: Any, invalid: Optional[str], reading: str) -> str:
+    """A run's result in a word or two, for the Experiments table (the runs table
+    has its whole reading, the Warnings a known failure's meaning and remedy)."""
+    if run is None:
+        return reading
+    if invalid is not None:
+        word = "excluded" if run.excluded else run.status
+        return f"{word}: {run.signature}" if run.signature and not run.excluded else word
+    if value:
+        return fmt(value[0]) + ("; confounded" if "confounded" in reading else "")
+    return reading
+
+
+def _numbers(e: Any) -> Optional[str]:
+    """The comparisons behind an item (what follows the last " — " of its
+    reason), or None when its reason says no more than its summary."""
+    if e.reason == (e.summary or e.reason):
+        return None
+    return e.reason.rsplit(" — ", 1)[1] if " — " in e.reason else e.reason
+
+
+def _short_rule(rule: str, short: Any) -> str:
+    """``predicts:<recipe>`` with the recipe's config prefix dropped."""
+    kind, sep, recipe = rule.partition(":")
+    return f"{kind}:{short(recipe)}" if sep and kind == "predicts" else rule
+
+
+EVIDENCE_KEYS = ("run_id", "config", "runs", "rule", "verdict", "reason", "flags")
 
 
 def _shortener(prefix: Optional[str]) -> Any:
@@ -342,7 +395,8 @@ def to_json(model: dict) -> str:
         "references": model["references"],
         "verdict": model["verdict"],
         "hypotheses": [
-            {k: h[k] for k in ("id", "title", "parent", "status", "evidence")} for h in model["hypotheses"]
+            {**{k: h[k] for k in ("id", "title", "parent", "status")},
+             "evidence": [{k: e[k] for k in EVIDENCE_KEYS} for e in h["evidence"]]} for h in model["hypotheses"]
         ],
         "runs": [
             {
@@ -375,7 +429,7 @@ def to_json(model: dict) -> str:
         "next_level": model["next_level"],
         "confounds": model["confounds"],
         "similar": model["similar"],
-        "warnings": model["warnings"],
+        "warnings": model["engine_warnings"],
         "changes": model["changes"],
     }
     if model["since"] is not None:
@@ -385,13 +439,18 @@ def to_json(model: dict) -> str:
 
 def to_markdown(model: dict, templates: Optional[str] = None) -> str:
     """The PR comment, from ``report.md.j2``; always ends with the marker."""
-    from triage.render.env import environment
+    from triage.render.env import LinkRefs, environment
 
-    body = environment(templates).get_template("report.md.j2").render(**model)
-    body = body.rstrip() + "\n"
-    if not body.rstrip().endswith(model["marker"]):
-        body += "\n" + model["marker"] + "\n"
-    return body
+    refs = LinkRefs()
+    body = environment(templates).get_template("report.md.j2").render(**model, link_refs=refs)
+    body = body.rstrip()
+    if body.endswith(model["marker"]):
+        body = body[: -len(model["marker"])].rstrip()
+    # Each URL once, as a reference definition, just above the marker.
+    definitions = refs.definitions()
+    if definitions:
+        body += "\n\n" + definitions
+    return body + "\n\n" + model["marker"] + "\n"
 
 
 def to_text(model: dict, width: int = 110, color: bool = False) -> str:
@@ -433,13 +492,17 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     con.print(t)
     series = model["series"]
     if series is not None:
-        t = Table(title=f"{series['metric']} per run", title_justify="left", expand=False)
-        t.add_column("run")
+        t = Table(title=f"{series['metric']} per config (the mean of its valid runs)", title_justify="left",
+                  expand=False)
         t.add_column("config")
+        t.add_column("runs", justify="right")
         t.add_column(series["metric"], justify="right")
+        t.add_column("range")
         t.add_column(f"{fmt(series['min'])} … {fmt(series['max'])}", no_wrap=True)
         for bar in series["bars"]:
-            t.add_row(bar["run_id"], bar["short"], fmt(bar["value"]), pictures.text_bar(bar["value"], series))
+            t.add_row(bar["short"], bar["run_id"] if bar["n"] == 1 else f"×{bar['n']}", fmt(bar["value"]),
+                      f"{fmt(bar['min'])}–{fmt(bar['max'])}" if bar["n"] > 1 else "",
+                      pictures.text_bar(bar["value"], series))
         con.print(t)
         con.print(f"  {pictures.text_legend(series)}")
         con.print()
@@ -479,7 +542,7 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     if model["warnings"]:
         heading("Warnings")
         for w in model["warnings"]:
-            con.print(f"  [{w['kind']}] {w['message']}")
+            con.print(f"  [{w['kind']}] {w.get('text', w['message'])}")
     return buf.getvalue()
 
 
