@@ -85,3 +85,68 @@ def test_the_chart_pools_repeats_one_bar_per_config(cli, seeded):
     assert "1p1d-decodemeta ×3 0.876–0.885" in labels
     bars = [float(x) for x in re.search(r"bar \[(.*)\]", chart).group(1).split(", ")]
     assert bars[labels.index("1p1d-decodemeta ×3 0.876–0.885")] == pytest.approx((0.876 + 0.879 + 0.885) / 3, abs=1e-4)
+
+
+# --------------------------------------------------------------------------
+# Grouping and pooling on small investigations
+
+
+def _model(runs, signatures=None):
+    from tests.test_engine import inv
+    from triage.render.report import build
+    from triage.rules.engine import evaluate
+
+    bundle = inv(runs=runs, signatures=signatures)
+    return build(bundle, evaluate(bundle))
+
+
+def test_warnings_of_one_kind_that_say_the_same_are_one_line():
+    from tests.test_engine import run
+    from triage.render.report import to_markdown, to_text
+    from triage.rules.engine import SignatureInfo
+
+    sig = {"oom": SignatureInfo("oom", "oom", "ran out of memory", "halve the batch")}
+    runs = [run("1", "swap", status="crashed", signature="oom"), run("2", "swap", status="error", signature="oom"),
+            run("2", "eager", status="crashed", signature="oom"),
+            run("3", "eager", status="crashed", note="node lost"), run("4", "eager", status="crashed", note="node lost"),
+            run("5", "swap", status="failed", excluded=True, excluded_reason="wrong branch"),
+            run("9", "base", 0.878)]
+    model = _model(runs, sig)
+    lines = [w["text"] for w in model["warnings"] if w["kind"] == "inconclusive-run"]
+    assert lines == [
+        "3 runs: known failure oom (oom): ran out of memory; remedy: halve the batch — 1 (swap), 2 (swap, eager)",
+        "2 runs: crashed (node lost) — 3 (eager), 4 (eager)",
+    ]
+    # the engine's own list is what JSON gives, one warning per run, the excluded one too
+    assert sum(w["kind"] == "inconclusive-run" for w in model["engine_warnings"]) == 6
+    body = to_markdown(model)
+    assert body.count("ran out of memory") == 1 and "wrong branch" not in body.split("### Warnings")[1]
+    assert "- **inconclusive-run**: 3 runs: known failure oom (oom): ran out of memory; remedy: halve the batch — " \
+           "1 (swap), 2 (swap, eager)" in body
+    assert "[inconclusive-run] 2 runs: crashed (node lost) — 3 (eager), 4 (eager)" in to_text(model)
+
+
+def test_one_warning_keeps_its_run_first():
+    from tests.test_engine import run
+
+    model = _model([run("7", "swap", status="crashed", note="oops"), run("9", "base", 0.878)])
+    (w,) = [w for w in model["warnings"] if w["kind"] == "inconclusive-run"]
+    assert w["text"] == "7 (swap): crashed (oops)" and w["count"] == 1
+
+
+def test_repeats_pool_into_one_bar_with_their_range():
+    from tests.test_engine import run
+    from triage.render import pictures
+
+    model = _model([run("1", "swap", 0.90), run("2", "swap", 0.94), run("3", "swap", 0.92), run("9", "base", 0.878),
+                    run("4", "eager", status="crashed")])
+    bars = model["series"]["bars"]
+    assert [(b["short"], b["n"], round(b["value"], 6), b["min"], b["max"]) for b in bars] == [
+        ("swap", 3, 0.92, 0.90, 0.94), ("base", 1, 0.878, 0.878, 0.878)]
+    chart = pictures.metric_chart(model["series"])["mermaid"]
+    assert 'x-axis ["swap ×3 0.900–0.940", "base"]' in chart and "bar [0.92, 0.878]" in chart
+
+
+def test_the_first_screen_without_folds_is_the_whole_comment():
+    assert first_screen("## T\n\nno folds\n") == "## T\n\nno folds\n"
+    assert first_screen("a\n\n<details><summary>x</summary>\n\nb\n</details>\n") == "a\n\n"
