@@ -68,6 +68,11 @@ def test_a_known_failure_is_explained_once_and_grouped(cli, seeded):
     line = next(x for x in body.splitlines() if meaning in x)
     assert line.startswith("- **inconclusive-run**: 3 runs: known failure unregistered-model (setup-error): ")
     assert "(1p1d-aiterdecode, 1p1d-nocudagraph, 1p1d-mtp-specdecode)" in line
+    # a remedy that a suggestion gives before its re-run is referred to, not repeated
+    remedy = "read the start-up traceback; a flag combination that cannot start needs a code-level probe instead"
+    assert body.count(remedy) == 1 and body.index(remedy) < body.index("<details>")
+    assert "known failure init-abort (crash): the server aborted before serving; no accuracy was measured; " \
+           "remedy: under Suggested next" in body
     # the evidence does not repeat that invalid runs decide nothing
     assert "never rules anything out" not in body
     # excluded runs are not warnings; their reason is in the runs table, once

@@ -69,14 +69,16 @@ class _Node:
         self.id, self.parent = id, parent
 
 
-def group_warnings(warnings: list, runs: list, signatures: dict, short: Callable[[str], str]) -> list[dict]:
+def group_warnings(warnings: list, runs: list, signatures: dict, short: Callable[[str], str],
+                   advice: tuple[str, ...] = ()) -> list[dict]:
     """The engine's warnings, each thing said once.
 
     A warning about one run starts ``RUN (config): `` (or ``run RUN (config):
     ``); those of one kind that say the same (for a known failure: the same
     signature) become one entry naming all their runs.  ``inconclusive-run``
     warnings about excluded runs are dropped: being excluded is a decision,
-    shown where the run is listed, not a problem.
+    shown where the run is listed, not a problem.  A remedy that a suggestion
+    already gives as its advice (``advice``) is referred to, not repeated.
     """
     by_prefix: dict[str, Any] = {}
     for r in runs:
@@ -92,8 +94,10 @@ def group_warnings(warnings: list, runs: list, signatures: dict, short: Callable
         sig = signatures.get(run.signature) if run is not None and run.signature else None
         if sig is not None and w.kind == "inconclusive-run":
             key: tuple = (w.kind, "signature", sig.id)
-            text = f"known failure {sig.id} ({sig.cls})" + (f": {sig.meaning}" if sig.meaning else "") + (
-                f"; remedy: {sig.remedy}" if sig.remedy else "")
+            text = f"known failure {sig.id} ({sig.cls})" + (f": {sig.meaning}" if sig.meaning else "")
+            if sig.remedy:
+                said = any(sig.remedy in a for a in advice)
+                text += "; remedy: under Suggested next" if said else f"; remedy: {sig.remedy}"
         else:
             key, text = (w.kind, rest), rest
         group = groups.get(key)

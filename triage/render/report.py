@@ -230,7 +230,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "similar": similar or [],
         # grouped for reading (each thing said once); JSON keeps the engine's list
         "warnings": digest.group_warnings(list(ev.warnings), runs, dict(getattr(bundle, "signatures", {}) or {}),
-                                          short),
+                                          short, tuple(s.advice for s in ev.suggestions if s.advice)),
         "engine_warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
         "changes": changes or {},
         "since": since,
