@@ -99,7 +99,9 @@ def check_comment(body: str, marker: str, *, tables: int | None = None) -> Html:
         if tag == "a":
             assert re.match(r"^(https?://|mailto:)", attrs["href"]), attrs
     names = [t for t, _ in doc.tags]
-    assert names.count("details") <= 1 and names.count("summary") == names.count("details")
+    # only the comment's own folds: user text can never open one
+    assert names.count("details") == body.count("\n<details><summary>") + body.startswith("<details><summary>")
+    assert names.count("summary") == names.count("details")
     if tables is not None:
         assert len(doc.tables) == tables
     for rows in doc.tables:

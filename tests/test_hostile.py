@@ -180,13 +180,14 @@ VISIBLE = [
 
 def test_every_hostile_field_is_rendered_whole_and_harmless(cli, hostile):
     body = report(cli)
-    doc = check_comment(body, MARKER, tables=5)  # summary, all evidence, experiments, runs, bisect
+    # summary (shown rows, ruled-out rows), the evidence's numbers, experiments, runs, bisect
+    doc = check_comment(body, MARKER, tables=6)
     missing = [t for t in VISIBLE if f"⟦{t}⟧" not in "".join(doc.text)]
     assert missing == []
     for tag in VISIBLE:
         tagged_whole(doc, tag)
-    runs_table = doc.tables[3]
-    assert runs_table[0] == ["run", "config", "change vs base", "acc", "reading"]
+    runs_table = next(t for t in doc.tables if t[0][0] == "run")
+    assert runs_table[0] == ["run", "config", "acc", "reading"]
     assert len(runs_table) == 1 + len(hostile_runs())
     # run links are kept, with the URL's troublesome characters percent-encoded;
     # plain URLs in the text become autolinks, as GitHub makes them anyway
@@ -211,7 +212,7 @@ def test_hostile_metric_name(cli, tmp_path: Path):
     doc = check_comment(body, MARKER)
     assert norm(evil("metric")) in norm(doc.blocks[1])  # the gate line
     runs_table = next(t for t in doc.tables if t[0][0] == "run")
-    assert norm(runs_table[0][3]) == norm(evil("metric"))  # a header cell, whole
+    assert norm(runs_table[0][2]) == norm(evil("metric"))  # a header cell, whole
 
 
 def test_hostile_text_survives_shortening(cli, hostile):

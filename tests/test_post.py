@@ -43,7 +43,7 @@ def test_create_then_unchanged_then_update_the_same_comment(cli, gh, tmp_path):
     assert first.out == f"created {comment['html_url']}\n"
     assert comment["user"]["login"] == "triage-bot"
     assert comment["body"] == cli("report", "--pr", str(PR), "--fit").out
-    check_comment(comment["body"], MARKER, tables=6)
+    check_comment(comment["body"], MARKER, tables=7)
     assert posts(tmp_path) == [("kimik26-disagg", comment["html_url"], "created")]
 
     writes = len(gh.writes())

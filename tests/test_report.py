@@ -44,11 +44,15 @@ def table(html: str, first_header: str) -> list[str]:
 def test_markdown_renders_as_gfm_tables_with_the_marker(cli, seeded):
     text = render(cli, "markdown")
     html = gfm(text)
-    assert html.count("<table>") == 6  # summary, all evidence, experiments, runs, two bisects
-    # the elimination summary has one row per hypothesis, three cells each
+    # summary (shown, ruled out), the evidence's numbers, experiments, runs, two bisects
+    assert html.count("<table>") == 7
+    # the elimination summary has one row per hypothesis: the 7 undecided or confirmed ones
+    # with their status, the 12 ruled-out ones folded without it
     rows = table(html, "hypothesis")
-    assert len(rows) == 1 + 19
+    assert len(rows) == 1 + 7
     assert all(r.count("<td>") == 3 for r in rows[1:])
+    folded = [t for t in html.split("<table>")[1:] if "<th>hypothesis</th>\n<th>evidence</th>" in t]
+    assert len(folded) == 1 and folded[0].count("<tr>") == 1 + 12
     experiments = table(html, "recipe")
     assert len(experiments) == 1 + 9 and all(r.count("<td>") == 4 for r in experiments[1:])
     assert html.count('<pre lang="mermaid">') == 3  # the metric chart and two bisect strips
@@ -65,7 +69,7 @@ def test_hostile_text_cannot_break_tables_or_the_marker(cli, seeded):
     text = render(cli, "markdown")
     html = gfm(text)
     for row in table(html, "run")[1:]:
-        assert row.count("<td>") == 5
+        assert row.count("<td>") == 4
     assert "<script>" not in html
     # In a Mermaid block "-->" is an arrow (syntax); everywhere else only the marker closes a comment.
     diagrams = MERMAID.findall(text)

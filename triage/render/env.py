@@ -53,6 +53,15 @@ def md(text: Any) -> str:
     return " ".join(s.split())
 
 
+def html(text: Any) -> str:
+    """Text inside raw HTML (a fold's ``<summary>``), where markdown is not
+    read: entities for ``<``, ``>``, ``&``, no mentions, one line."""
+    s = "" if text is None else str(text)
+    s = s.translate(_HTML)
+    s = _MENTION.sub("@&#8203;", s)
+    return " ".join(s.split())
+
+
 def cell(text: Any) -> str:
     """Text for a table cell: like ``md`` (which already escapes ``|``)."""
     return md(text)
@@ -79,17 +88,45 @@ def code(text: Any, cell: bool = True) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
-def link(text: Any, url: Optional[str]) -> str:
+def link(text: Any, url: Optional[str], refs: Optional["LinkRefs"] = None) -> str:
     """A markdown link to an http(s) URL, else the escaped text.
 
     The URL is percent-encoded beyond RFC 3986's own characters: a ``|``
     would end a table cell (GFM splits cells before it reads links), and
-    backticks, brackets or backslashes could end the link early.
+    backticks, brackets or backslashes could end the link early.  With
+    ``refs`` the link is a reference (``[label][3]``) whose URL is written
+    once, at the end of the comment.
     """
     label = md(text)
     if not url or not re.match(r"^https?://[^\s<>()\"']+$", str(url)):
         return label
-    return f"[{label}]({quote(str(url), safe=_URL_SAFE)})"
+    target = quote(str(url), safe=_URL_SAFE)
+    if refs is not None:
+        return f"[{label}][{refs.number(target)}]"
+    return f"[{label}]({target})"
+
+
+class LinkRefs:
+    """The URLs of one rendering, each written once as a reference definition.
+
+    A run linked from the summary, the runs table and a bisect point costs its
+    URL once; labels are numbers, so no user text reaches a definition.
+    """
+
+    def __init__(self) -> None:
+        self._numbers: dict[str, int] = {}
+
+    def number(self, target: str) -> int:
+        return self._numbers.setdefault(target, len(self._numbers) + 1)
+
+    def definitions(self) -> str:
+        return "\n".join(f"[{n}]: {target}" for target, n in self._numbers.items())
+
+
+def _link_filter(context: Any, text: Any, url: Optional[str]) -> str:
+    """``| link(url)`` in a template: a reference link when the renderer collects them."""
+    refs = context.get("link_refs")
+    return link(text, url, refs if isinstance(refs, LinkRefs) else None)
 
 
 def block(text: Any) -> str:
@@ -119,7 +156,9 @@ def environment(extra: Optional[str] = None) -> Any:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(md=md, cell=cell, code=code, link=link, block=block)
+    from jinja2 import pass_context
+
+    env.filters.update(md=md, cell=cell, html=html, code=code, link=pass_context(_link_filter), block=block)
     return env
 
 

@@ -1,11 +1,12 @@
-"""Pictures: the metric per run against the gate, and a bisect as a strip of points.
+"""Pictures: the metric per config against the gate, and a bisect as a strip of points.
 
 The PR comment gets Mermaid (GitHub renders ``mermaid`` code blocks in
-comments): an ``xychart-beta`` bar chart of the primary metric per valid run
+comments): an ``xychart-beta`` bar chart of the primary metric per config
 with the gate and the good/bad references as lines, and a left-to-right
 ``flowchart`` per bisect whose nodes are its points, coloured by state.  The
-terminal gets the same as text: a bar per run with the gate marked, and the
-strip on one line.
+terminal gets the same as text: a bar per config with the gate marked, and
+the strip on one line.  Repeats are pooled: a config's bar is the mean of its
+valid runs, labelled with how many and their range.
 
 Every string that reaches a diagram passes through ``_label`` (xychart) or
 ``_node_text`` (flowchart): user text can neither end the code block, nor
@@ -77,17 +78,27 @@ def fmt_num(x: float) -> str:
 
 
 def metric_series(model: dict) -> Optional[dict]:
-    """The numbers both pictures draw: one bar per valid run with the metric, and the lines."""
+    """The numbers both pictures draw: one bar per config (the mean of its valid
+    runs, with their range), and the lines."""
     inv = model["investigation"]
     metric = inv["metric"]
-    bars = []
+    pooled: dict[str, dict] = {}
     for r in model["runs"]:
         if not r["valid"] or metric not in r["metrics"]:
             continue
-        bars.append({"label": f"{r['short']} · {r['run_id']}", "run_id": r["run_id"], "short": r["short"],
-                     "value": r["metrics"][metric]["value"]})
-    if not bars:
+        bar = pooled.setdefault(r["config"], {"config": r["config"], "short": r["short"], "values": [], "run_ids": []})
+        bar["values"].append(r["metrics"][metric]["value"])
+        bar["run_ids"].append(r["run_id"])
+    if not pooled:
         return None
+    bars = []
+    for bar in pooled.values():  # in the order of each config's first run
+        values = bar.pop("values")
+        n = len(values)
+        lo, hi = min(values), max(values)
+        bar.update(value=sum(values) / n, n=n, min=lo, max=hi, run_id=bar["run_ids"][-1])
+        bar["label"] = bar["short"] if n == 1 else f"{bar['short']} ×{n} {fmt(lo)}–{fmt(hi)}"
+        bars.append(bar)
     total = len(bars)
     bars = bars[-CHART_RUNS:]  # the newest: a chart of hundreds of bars reads as nothing
     lines = []
@@ -97,7 +108,7 @@ def metric_series(model: dict) -> Optional[dict]:
         ref = model["references"].get(name)
         if ref and ref["value"] is not None:
             lines.append({"name": name, "value": ref["value"], "colour": colour})
-    lo, hi = _range([b["value"] for b in bars] + [x["value"] for x in lines])
+    lo, hi = _range([b["min"] for b in bars] + [b["max"] for b in bars] + [x["value"] for x in lines])
     return {"metric": metric, "bars": bars, "lines": lines, "min": lo, "max": hi, "total": total}
 
 
@@ -114,16 +125,16 @@ def metric_chart(series: Optional[dict]) -> Optional[dict]:
     lines = [
         init,
         "xychart-beta horizontal",
-        f'  title "{metric} per run"',
+        f'  title "{metric} per config"',
         f"  x-axis [{categories}]",
         f'  y-axis "{metric}" {fmt_num(series["min"])} --> {fmt_num(series["max"])}',
-        "  bar [" + ", ".join(fmt_num(b["value"]) for b in series["bars"]) + "]",
+        "  bar [" + ", ".join(fmt_num(round(b["value"], 4)) for b in series["bars"]) + "]",
     ]
     for line in series["lines"]:
         lines.append("  line [" + ", ".join([fmt_num(line["value"])] * len(series["bars"])) + "]")
     shown = len(series["bars"])
-    which = "each valid run" if shown == series.get("total", shown) else f"the newest {shown} of {series['total']} valid runs"
-    legend = [f"bars: {series['metric']} of {which}"]
+    which = "each config" if shown == series.get("total", shown) else f"the newest {shown} of {series['total']} configs"
+    legend = [f"bars: {series['metric']} of {which}, the mean of its valid runs (×n: their range)"]
     legend += [f"{COLOUR_NAMES[x['colour']]} line: {x['name']} {fmt(x['value'])}" for x in series["lines"]]
     return {"mermaid": "\n".join(lines), "legend": " · ".join(legend)}
 

@@ -1,7 +1,8 @@
 """Renderers: one view model, three formats (markdown, JSON, text).
 
 ``build`` turns an evaluation into a plain, JSON-ready view model with stable
-ordering; the markdown comes from Jinja templates, the text from rich tables.
+ordering; the markdown comes from Jinja templates, the text from rich tables
+(``triage/render/text.py``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
     elsewhere" section.
     """
-    from triage.render import pictures
+    from triage.render import digest, pictures
     from triage.rules.engine import combined_command, num
 
     spec = bundle.spec
@@ -91,8 +92,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         items = [e for e in ev.evidence if e.hypothesis == h.id]
         decisive = [e for e in items if e.counts and e.verdict in DECISIVE[status] and "invalid-run" not in e.flags]
         decisive = list({(e.verdict, e.summary): e for e in decisive}.values())
-        not_counted = list(dict.fromkeys(
-            f"{split(k)[0]} ({short(split(k)[1])})" for e in items if "invalid-run" in e.flags for k in e.runs))
+        skipped: dict[str, list[str]] = {}  # run id -> its configs, in order
+        for k in dict.fromkeys(k for e in items if "invalid-run" in e.flags for k in e.runs):
+            skipped.setdefault(split(k)[0], []).append(short(split(k)[1]))
+        not_counted = [f"{run_id} ({', '.join(configs)})" for run_id, configs in skipped.items()]
         hyps.append({
             "id": h.id,
             "title": h.title,
@@ -103,8 +106,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "icon": STATUS_ICONS[status],
             "depth": _depth(h.id, parents),
             "tree": tree,
-            "summary": [{"reason": e.summary or e.reason, "runs": [run_ref(k) for k in e.runs], "flags": list(e.flags),
-                         "verdict": e.verdict} for e in decisive],
+            "summary": [{"reason": e.summary or e.reason, "full": e.reason, "runs": [run_ref(k) for k in e.runs],
+                         "flags": list(e.flags), "verdict": e.verdict} for e in decisive],
             "not_counted": not_counted,
             "evidence": [
                 {
@@ -115,6 +118,11 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
                     "verdict": e.verdict,
                     "reason": e.reason,
                     "flags": list(e.flags),
+                    # for the comment: the rule with the config prefix dropped, and whether
+                    # the elimination summary already shows this item (by its identity)
+                    "rule_short": _short_rule(e.rule, short),
+                    "in_summary": any(e is d for d in decisive),
+                    "numbers": _numbers(e),
                 }
                 for e in items
             ],
@@ -139,6 +147,11 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "time": r.time,
             "change": change,
             "value": _metric_text(r.metrics, spec.metric),
+            "value_only": fmt(r.metrics[spec.metric][0]) if spec.metric in r.metrics else None,
+            "n": r.metrics[spec.metric][1] if spec.metric in r.metrics else None,
+            # a known failure by its name (the Warnings explain it); an exclusion with its reason
+            "brief": (ev.readings.get(r.key, "") if r.excluded
+                      else _brief_result(r, None, ev.invalid.get(r.key), ev.readings.get(r.key, ""))),
             "other_metrics": other,
             "reading": ev.readings.get(r.key, ""),
             "valid": r.key not in ev.invalid,
@@ -181,6 +194,11 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         for s in ev.suggestions
     ]
     counts = {k: sum(1 for h in hyps if h["status"] == k) for k in STATUS_WORDS}
+    # The ruled-out rows of the elimination summary are folded: each row's tree
+    # prefix is drawn among the rows shown with it.
+    trees = digest.group_trees(list(bundle.hypotheses), {h["id"] for h in hyps if h["status"] == "ruled_out"})
+    for h in hyps:
+        h["group_tree"] = trees.get(h["id"], "")
     next_level = [{"parent": p, "title": titles.get(p, p), "children": list(cs)} for p, cs in ev.next_level.items()]
     model = {
         "investigation": {
@@ -196,6 +214,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         },
         "references": refs,
         "verdict": _verdict(hyps, counts, bisects, next_level, titles),
+        "headline": digest.headline(hyps, next_level),
         "counts": counts,
         "hypotheses": hyps,
         "titles": titles,
@@ -210,7 +229,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
                        "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
                        "declared": c.declared} for c in ev.confounds],
         "similar": similar or [],
-        "warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
+        # grouped for reading (each thing said once); JSON keeps the engine's list
+        "warnings": digest.group_warnings(list(ev.warnings), runs, dict(getattr(bundle, "signatures", {}) or {}),
+                                          short, tuple(s.advice for s in ev.suggestions if s.advice)),
+        "engine_warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
         "changes": changes or {},
         "since": since,
         "shortened": None,  # set by render.fit: what was left out to fit GitHub's limit
@@ -249,6 +271,7 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
     recipes = {r.id: r for r in bundle.recipes}
     run_config = {r.key: r.config for r in bundle.runs}
     values = {r.key: r.metrics.get(bundle.spec.metric) for r in bundle.runs}
+    by_key = {r.key: r for r in bundle.runs}
     rows = []
     for st in ev.recipes:
         recipe = recipes[st.recipe]
@@ -258,7 +281,8 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
             invalid = ev.invalid.get(key)
             reading = invalid or ev.readings.get(key, "")
             text = f"{fmt(value[0])} ({reading})" if value and not invalid else reading
-            results.append({"run": run_ref(key), "text": text, "valid": invalid is None})
+            results.append({"run": run_ref(key), "text": text, "valid": invalid is None,
+                            "brief": _brief_result(by_key.get(key), value, invalid, reading)})
         decided: dict[str, dict] = {}
         for e in ev.evidence:
             if not (e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags
@@ -283,6 +307,36 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
             "confounded": list(st.confounded),
         })
     return rows
+
+
+def _brief_result(run: Any, value: Any, invalid: Optional[str], reading: str) -> str:
+    """A run's result in a word or two, for the Experiments table (the runs table
+    has its whole reading, the Warnings a known failure's meaning and remedy)."""
+    if run is None:
+        return reading
+    if invalid is not None:
+        word = "excluded" if run.excluded else run.status
+        return f"{word}: {run.signature}" if run.signature and not run.excluded else word
+    if value:
+        return fmt(value[0]) + ("; confounded" if "confounded" in reading else "")
+    return reading
+
+
+def _numbers(e: Any) -> Optional[str]:
+    """The comparisons behind an item (what follows the last " — " of its
+    reason), or None when its reason says no more than its summary."""
+    if e.reason == (e.summary or e.reason):
+        return None
+    return e.reason.rsplit(" — ", 1)[1] if " — " in e.reason else e.reason
+
+
+def _short_rule(rule: str, short: Any) -> str:
+    """``predicts:<recipe>`` with the recipe's config prefix dropped."""
+    kind, sep, recipe = rule.partition(":")
+    return f"{kind}:{short(recipe)}" if sep and kind == "predicts" else rule
+
+
+EVIDENCE_KEYS = ("run_id", "config", "runs", "rule", "verdict", "reason", "flags")
 
 
 def _shortener(prefix: Optional[str]) -> Any:
@@ -342,7 +396,8 @@ def to_json(model: dict) -> str:
         "references": model["references"],
         "verdict": model["verdict"],
         "hypotheses": [
-            {k: h[k] for k in ("id", "title", "parent", "status", "evidence")} for h in model["hypotheses"]
+            {**{k: h[k] for k in ("id", "title", "parent", "status")},
+             "evidence": [{k: e[k] for k in EVIDENCE_KEYS} for e in h["evidence"]]} for h in model["hypotheses"]
         ],
         "runs": [
             {
@@ -375,7 +430,7 @@ def to_json(model: dict) -> str:
         "next_level": model["next_level"],
         "confounds": model["confounds"],
         "similar": model["similar"],
-        "warnings": model["warnings"],
+        "warnings": model["engine_warnings"],
         "changes": model["changes"],
     }
     if model["since"] is not None:
@@ -385,236 +440,36 @@ def to_json(model: dict) -> str:
 
 def to_markdown(model: dict, templates: Optional[str] = None) -> str:
     """The PR comment, from ``report.md.j2``; always ends with the marker."""
-    from triage.render.env import environment
+    from triage.render.env import LinkRefs, environment
 
-    body = environment(templates).get_template("report.md.j2").render(**model)
-    body = body.rstrip() + "\n"
-    if not body.rstrip().endswith(model["marker"]):
-        body += "\n" + model["marker"] + "\n"
-    return body
+    refs = LinkRefs()
+    body = environment(templates).get_template("report.md.j2").render(**model, link_refs=refs)
+    body = body.rstrip()
+    if body.endswith(model["marker"]):
+        body = body[: -len(model["marker"])].rstrip()
+    # Each URL once, as a reference definition, just above the marker.
+    definitions = refs.definitions()
+    if definitions:
+        body += "\n\n" + definitions
+    return body + "\n\n" + model["marker"] + "\n"
 
 
 def to_text(model: dict, width: int = 110, color: bool = False) -> str:
-    """The terminal report: the same sections as rich tables."""
-    from rich.table import Table
-    from rich.text import Text
+    """The terminal report (``triage/render/text.py``)."""
+    from triage.render import text
 
-    from triage.render import pictures
-
-    con, buf = _console(width, color)
-    inv = model["investigation"]
-
-    def heading(text: str) -> None:
-        con.print(Text(text, style="bold underline"))
-
-    con.print(Text(f"{inv['title']}  ({inv['repo']}#{inv['pr']})", style="bold"))
-    con.print(_gate_line(model))
-    if model["since"] is not None:
-        con.print(Text(_since_line(model["since"]), style="italic"))
-    con.print()
-    heading("Verdict so far")
-    for line in model["verdict"]:
-        con.print(f"  {line}")
-    con.print()
-    t = Table(title="Elimination summary", title_justify="left", show_lines=False, expand=True)
-    t.add_column("hypothesis", ratio=2)
-    t.add_column("status", no_wrap=True)
-    t.add_column("evidence", ratio=5)
-    for h in model["hypotheses"]:
-        reason = "\n".join(s["reason"] + (" (confounded)" if "confounded" in s["flags"] else "")
-                           for s in h["summary"]) or "—"
-        t.add_row(h["tree"] + h["title"], h["status_word"], reason)
-    con.print(t)
-    t = Table(title="Experiments", title_justify="left", expand=True)
-    for col, ratio in (("recipe", 2), ("change vs base", 3), ("result", 3), ("decided", 3)):
-        t.add_column(col, ratio=ratio)
-    for x in model["experiments"]:
-        t.add_row(x["short"], x["change"], _experiment_result(x, lambda r: r["run_id"]), _experiment_decided(x))
-    con.print(t)
-    series = model["series"]
-    if series is not None:
-        t = Table(title=f"{series['metric']} per run", title_justify="left", expand=False)
-        t.add_column("run")
-        t.add_column("config")
-        t.add_column(series["metric"], justify="right")
-        t.add_column(f"{fmt(series['min'])} … {fmt(series['max'])}", no_wrap=True)
-        for bar in series["bars"]:
-            t.add_row(bar["run_id"], bar["short"], fmt(bar["value"]), pictures.text_bar(bar["value"], series))
-        con.print(t)
-        con.print(f"  {pictures.text_legend(series)}")
-        con.print()
-    t = Table(title="Runs", title_justify="left", expand=True)
-    for col in ("run", "config", "change vs base", inv["metric"], "reading"):
-        t.add_column(col)
-    for r in model["runs"]:
-        reading = r["reading"]
-        if not r["value"] and r["other_metrics"] and r["valid"]:
-            reading = r["other_metrics"]
-        t.add_row(r["run_id"], r["short"], r["change"] or "", r["value"] or "—", reading)
-    con.print(t)
-    for b in model["bisects"]:
-        _bisect_text(con, b)
-    if model["suggestions"] or model["untested"] or model["next_level"]:
-        heading("Suggested next")
-        for i, s in enumerate(model["suggestions"], 1):
-            con.print(f"  {i}. {s['short']}: {s['state']}" + (f"; decides {', '.join(s['tests'])}" if s["tests"] else "")
-                      + ("" if s["command"] else " (no run: template: start it by hand)"))
-            for o in s["outcomes"]:
-                con.print(f"       {o}")
-            if s["advice"]:
-                con.print(f"       {s['advice']}")
-        if model["command"]:
-            con.print("  run them:")
-            for line in model["command"].splitlines():
-                con.print(f"    {line}", soft_wrap=True)
-        for line in _untested_lines(model):
-            con.print(f"  {line}")
-        con.print()
-    if model["similar"]:
-        heading("Seen elsewhere")
-        for x in model["similar"]:
-            con.print(f"  {x['hypothesis']}:")
-            _similar_lines(con, x)
-        con.print()
-    if model["warnings"]:
-        heading("Warnings")
-        for w in model["warnings"]:
-            con.print(f"  [{w['kind']}] {w['message']}")
-    return buf.getvalue()
-
-
-def _console(width: int, color: bool = False) -> tuple[Any, Any]:
-    from io import StringIO
-
-    from rich.console import Console
-
-    buf = StringIO()
-    # markup=False: run names, configs and bisect strips ("[good]") are text, never rich markup
-    con = Console(file=buf, width=width, color_system="auto" if color else None, force_terminal=color,
-                  highlight=False, emoji=False, markup=False)
-    return con, buf
-
-
-def _bisect_text(con: Any, b: dict) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from triage.render import pictures
-
-    con.print(Text(f"Bisect {b['title']} ({b['axis']})", style="bold"))
-    con.print(f"  ends: {b['ends']}")
-    con.print(f"  {b['text_strip']}")
-    bt = Table(show_header=True, expand=False)
-    bt.add_column("point")
-    bt.add_column("state")
-    bt.add_column("why")
-    for p in b["points"]:
-        bt.add_row(p["label"], pictures.TEXT_MARKS.get(p["state"], p["state"]), p["reason"])
-    con.print(bt)
-    con.print(f"  {_bisect_line(b)}")
-    for note in b["notes"]:
-        con.print(f"  note: {note}")
-    if b["command"]:
-        con.print("  run the next point:")
-        con.print(f"    {b['command']}", soft_wrap=True)
-    con.print()
+    return text.to_text(model, width, color)
 
 
 def bisects_to_text(model: dict, width: int = 110, color: bool = False) -> str:
     """Only the bisect sections of the terminal report (``triage bisect``)."""
-    con, buf = _console(width, color)
-    for b in model["bisects"]:
-        _bisect_text(con, b)
-    return buf.getvalue()
+    from triage.render import text
 
-
-def _experiment_result(x: dict, link: Any) -> str:
-    if not x["results"]:
-        return x["state_word"]
-    text = "; ".join(f"{link(r['run'])}: {r['text']}" for r in x["results"])
-    if x["needed"]:
-        text += "; would be decided by " + " and ".join(x["needed"])
-    return text
-
-
-def _experiment_decided(x: dict) -> str:
-    if not x["decided"]:
-        return "nothing" + (f" ({x['state_word']})" if x["state"] != "run" else "")
-    return "; ".join(f"{d['hypothesis']} {d['word']}" + (f" (with {', '.join(d['with'])})" if d["with"] else "")
-                     + (" (confounded)" if d["confounded"] else "") for d in x["decided"])
-
-
-def _bisect_line(b: dict) -> str:
-    head = f"last good: {b['last_good'] or '—'}   first bad: {b['first_bad'] or '—'}"
-    if b["done"]:
-        return head + "   (adjacent: the first bad point is found)"
-    return head + f"   untested between: {len(b['remaining'])}   next: {b['next'] or '—'}" + (
-        f"   ~{b['steps']} step(s) left" if b["next"] else "")
-
-
-def _untested_lines(model: dict) -> list[str]:
-    level = {c: x for x in model["next_level"] for c in x["children"]}
-    lines = []
-    plain = [h for h in model["untested"] if h not in level]
-    if plain:
-        lines.append("No recipe tests yet: " + ", ".join(plain) + ".")
-    for x in model["next_level"]:
-        missing = [c for c in x["children"] if c in model["untested"]]
-        if missing:
-            lines.append(f"Next level under confirmed {x['parent']}, no recipe tests yet: " + ", ".join(missing) + ".")
-    return lines
-
-
-def _similar_lines(con: Any, x: dict) -> None:
-    con.print(f"    {x['score']:.0f}%  {x['repo']}#{x['pr']} {x['other_id']}: {x['other_title']} "
-              f"({STATUS_WORDS.get(x['status'], x['status'])} there)")
-    for d in x["decided_by"]:
-        what = d["recipe"] or d["rule"]
-        change = f" ({d['change']})" if d.get("change") else ""
-        con.print(f"          {what}{change}: {VERDICT_WORDS.get(d['verdict'], d['verdict'])} — {d['reason']}")
+    return text.bisects_to_text(model, width, color)
 
 
 def similar_to_text(targets: list, matches: list[dict], min_score: float, width: int = 110) -> str:
     """``triage similar``: each hypothesis asked about, then its matches elsewhere."""
-    from rich.text import Text
+    from triage.render import text
 
-    con, buf = _console(width)
-    for h in targets:
-        con.print(Text(f"{h.id}: {h.title}", style="bold"))
-        mine = [x for x in matches if x["hypothesis"] == h.id]
-        if not mine:
-            con.print(f"    nothing scoring ≥ {min_score:g} in the other investigations")
-        for x in mine:
-            _similar_lines(con, x)
-    return buf.getvalue()
-
-
-def _since_line(since: dict) -> str:
-    def names(items: list[str]) -> str:
-        more = f" and {len(items) - 10} more" if len(items) > 10 else ""
-        return ", ".join(items[:10]) + more
-
-    runs, updated = since["runs"], since["updated"]
-    text = f"New since {since['label']}: {len(runs)} run(s)" + (f" ({names(runs)})" if runs else "")
-    if updated:
-        text += f", {len(updated)} updated ({names(updated)})"
-    if since["changes"]:
-        text += "; status changes: " + ", ".join(
-            f"{c['hypothesis']} {STATUS_WORDS.get(c['previous'] or '', 'new')} → {STATUS_WORDS.get(c['status'], c['status'])}"
-            for c in since["changes"])
-    else:
-        text += "; no status changed"
-    return text + "."
-
-
-def _gate_line(model: dict) -> str:
-    inv = model["investigation"]
-    bits = []
-    if inv["gate"] is not None:
-        op = "≥" if inv["direction"] == "higher" else "≤"
-        bits.append(f"gate: {inv['metric']} {op} {fmt(inv['gate'])}")
-    else:
-        bits.append(f"metric: {inv['metric']} ({inv['direction']} is better)")
-    for name, ref in model["references"].items():
-        bits.append(ref["label"])
-    return " · ".join(bits)
+    return text.similar_to_text(targets, matches, min_score, width)
