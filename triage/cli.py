@@ -575,7 +575,12 @@ def check(
     targets = [str(p) for p in paths] if paths else _rule_paths()
     if not targets:
         raise InputError("no rule files: give paths, --rules, or create ./rules")
-    ruleset = load_rules(targets)
+    warnings: list = []
+    try:
+        ruleset = load_rules(targets, warnings)
+    finally:
+        for w in sorted(warnings):
+            _err(str(w))
     for f in ruleset.files:
         spec = f.spec
         what = []
