@@ -290,3 +290,13 @@ def test_bisect_mark_is_stored_shown_as_manual_and_kept_on_reload(cli, seeded):
     assert r.code == 2 and "point 'nope': not a point of bisect 'image'" in r.err
     r = cli("bisect", "mark", "--pr", "30433", "image", point, "maybe", "--because", "x")
     assert r.code == 2 and "expected good or bad" in r.err
+
+
+def test_a_counting_prediction_reads_as_what_the_run_would_show():
+    body = """
+hypotheses: [{id: h, title: H}]
+recipes:
+  - {id: r, base: main, tests: [h], predicts: {h: {when: {status: passed, count: 3}, confirms: true}}}
+"""
+    [s] = evaluate(inv(body)).suggestions
+    assert s.outcomes[0] == "comes out passed in ≥ 3 valid runs ⇒ h confirmed"

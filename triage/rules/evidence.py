@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Optional
 
 from triage.rules.conditions import evaluate_condition
-from triage.rules.context import Context
+from triage.rules.context import Context, num
 from triage.rules.records import (
     EvidenceItem,
     Result,
@@ -108,8 +108,20 @@ def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, boo
 
 def _describe_condition(c: Condition) -> str:
     bits = []
+    status = "" if c.status is None else (c.status if isinstance(c.status, str) else " or ".join(c.status)) + " "
+    if c.count is not None:
+        bits.append(f"come out {status}in ≥ {c.count} valid runs")
+    if c.distinct is not None:
+        bits.append(f"come out {status}on ≥ {num(float(c.at_least or 1))} distinct {c.distinct} values")
+    if status and c.count is None and c.distinct is None:
+        bits.append(f"come out {status.strip()}")
+    if c.bisect is not None:
+        what = "converge" if c.done is not None else f"find {c.first_bad or c.last_good}"
+        bits.append(f"bisect {c.bisect}: {what}")
     for key in ("at_least", "below"):
         v = getattr(c, key)
+        if key == "at_least" and c.distinct is not None:
+            continue
         if v is not None:
             bits.append(f"come out {'≥' if key == 'at_least' else '<'} {v}")
     if c.between is not None:
