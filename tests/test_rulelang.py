@@ -300,3 +300,18 @@ recipes:
 """
     [s] = evaluate(inv(body)).suggestions
     assert s.outcomes[0] == "comes out passed in ≥ 3 valid runs ⇒ h confirmed"
+
+
+def test_a_rule_over_a_recipe_run_without_a_number_is_inconclusive_too():
+    body = """
+hypotheses: [{id: h, title: H}]
+recipes:
+  - {id: r, base: main, tests: [h]}
+rules:
+  - {id: r-gate, hypothesis: h, when: {config: r, at_least: gate}, then: confirmed}
+  - {id: r-passed, hypothesis: h, when: {config: r, status: passed, at_least: gate}, then: confirmed}
+"""
+    ev = evaluate(inv(body, [run("1", "r", None, "failed")]))
+    assert ev.statuses["h"] == "inconclusive"
+    assert [e.rule for e in ev.evidence] == ["r-gate"]  # r-passed does not look at a failed run
+    assert [s.recipe for s in ev.suggestions] == ["r"]
