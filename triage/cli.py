@@ -398,7 +398,7 @@ def report(
     _write(text, output)
 
 
-bisect_app = typer.Typer(no_args_is_help=False)
+bisect_app = typer.Typer(no_args_is_help=False, subcommand_metavar="[mark ...]")
 app.add_typer(bisect_app, name="bisect")
 
 
