@@ -461,9 +461,14 @@ def report(
     _write(text, output)
 
 
-@app.command()
+bisect_app = typer.Typer(no_args_is_help=False, subcommand_metavar="[mark ...]")
+app.add_typer(bisect_app, name="bisect")
+
+
+@bisect_app.callback(invoke_without_command=True)
 def bisect(
-    pr: PR_OPT,
+    ctx: typer.Context,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1)] = None,
     id_: Annotated[Optional[List[str]], typer.Option("--id", help="Only this bisect (repeatable; default: all).")] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
     repo: REPO_OPT = None,
@@ -475,18 +480,26 @@ def bisect(
     \b
       triage bisect --pr 30433
       triage bisect --pr 30433 --id image --format json
+      triage bisect mark --pr 30433 image v0.5.14-rocm720-mi35x-20260626 bad --because "gsm8k 0.87 by hand"
 
     A point is good or bad through the bisect's good_when (noise-aware); a
     crashed, errored, cancelled, excluded or known-failure run skips its point,
     never makes it bad; two runs of one point with different verdicts make it
     flaky.  The next point is the midpoint of the untested points between last
     good and first bad; with the bisect's run: template, its command is shown.
+    A good_when of only `status:` judges each run by its verdict; a valid run
+    without the number good_when compares is "no number"; `triage bisect mark`
+    judges a point by hand.
     """
     import json
 
     from triage.kb import store
     from triage.render import report as render
 
+    if ctx.invoked_subcommand is not None:
+        return
+    if pr is None:
+        raise InputError("--pr is required: the PR (or issue) number of the investigation")
     _check_format(format, "text", "json")
     url, _ = _open()
     with store.session(url) as s:
@@ -507,6 +520,50 @@ def bisect(
         return
     width, color = _terminal(None)
     sys.stdout.write(render.bisects_to_text(model, width=width, color=color))
+
+
+@bisect_app.command("mark")
+def bisect_mark(
+    pr: PR_OPT,
+    bisect_id: Annotated[str, typer.Argument(metavar="BISECT", help="The bisect id.")],
+    point: Annotated[str, typer.Argument(metavar="POINT", help="The point's label, as `triage bisect` shows it.")],
+    verdict: Annotated[str, typer.Argument(metavar="good|bad", help="The verdict, as git bisect good|bad.")],
+    because: Annotated[str, typer.Option("--because", help="Why: what was run and seen.")],
+    author: Annotated[Optional[str], typer.Option("--author", help="Who judged it.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Judge a bisect point by hand, as git bisect good|bad does (shown as manual).
+
+    Example:
+
+    \b
+      triage bisect mark --pr 30433 image v0.5.14-rocm720-mi35x-20260626 bad \\
+          --because "gsm8k 0.87 on a local run" --author alice
+
+    A mark is never overridden silently: a run (or another mark) that
+    disagrees makes the point flaky.
+    """
+    from triage.kb import store
+
+    if verdict not in ("good", "bad"):
+        raise InputError(f"verdict {verdict!r}: expected good or bad")
+    _record_by_hand(pr, repo, because, f"marked {bisect_id} {point} {verdict} (manual)",
+                    lambda s, iid: store.add_bisect_mark(s, iid, bisect_id, point, verdict, because, author))
+
+
+def _record_by_hand(pr: int, repo: Optional[str], because: str, said: str, add: Callable[[Any, str], Any]) -> None:
+    """Record something judged by hand (`add(session, investigation id)`), re-evaluate, say what changed."""
+    from triage.kb import store
+
+    if not because.strip():
+        raise InputError("--because must say why")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        add(s, inv.id)
+        _, _, changed = _evaluate(s, inv)
+    typer.echo(said)
+    _print_changes(changed)
 
 
 @app.command()
@@ -622,13 +679,18 @@ def check(
     targets = [str(p) for p in paths] if paths else _rule_paths()
     if not targets:
         raise InputError("no rule files: give paths, --rules, or create ./rules")
+    warnings: list = []
     try:
-        ruleset = load_rules(targets)
+        ruleset = load_rules(targets, warnings)
     except RuleFileError as e:
         if format == "json":
             _json_out({"ok": False, "files": [], "problems": [
-                {"path": p.path, "line": p.line, "col": p.col, "message": p.message} for p in e.problems]})
+                {"path": p.path, "line": p.line, "col": p.col, "message": p.message} for p in e.problems],
+                "warnings": [str(w) for w in sorted(warnings)]})
         raise
+    finally:
+        for w in sorted(warnings):
+            _err(str(w))
     keys = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors")
     files = []
     for f in ruleset.files:
@@ -638,7 +700,7 @@ def check(
         files.append({"path": f.path, "investigation": inv.id if inv else None,
                       "repo": inv.repo if inv else None, "pr": inv.pr if inv else None, "counts": counts})
     if format == "json":
-        _json_out({"ok": True, "files": files, "problems": []})
+        _json_out({"ok": True, "files": files, "problems": [], "warnings": [str(w) for w in sorted(warnings)]})
         return
     for f in files:
         what = ([f"investigation {f['investigation']}"] if f["investigation"] else [])
@@ -1250,15 +1312,9 @@ def evidence_add(
 
     if verdict not in THEN_ALIASES:
         raise InputError(f"--verdict {verdict!r}: expected rules_out, confirms, supports or inconclusive")
-    if not because.strip():
-        raise InputError("--because must say why")
-    url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        store.add_manual_evidence(s, inv.id, hypothesis, THEN_ALIASES[verdict], because, author, run or [])
-        _, _, changed = _evaluate(s, inv)
-    typer.echo(f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}")
-    _print_changes(changed)
+    _record_by_hand(pr, repo, because, f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}",
+                    lambda s, iid: store.add_manual_evidence(s, iid, hypothesis, THEN_ALIASES[verdict], because,
+                                                             author, run or []))
 
 
 # --------------------------------------------------------------------------

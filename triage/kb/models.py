@@ -129,6 +129,19 @@ class Bisect(SQLModel, table=True):
     spec: dict = _json()
 
 
+class BisectMark(SQLModel, table=True):
+    """A bisect point judged by hand (``triage bisect mark``), kept when rule files reload."""
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True)
+    bisect_id: str
+    point: str
+    verdict: str  # good | bad
+    reason: str
+    author: Optional[str] = None
+    created_at: datetime
+
+
 class Signature(SQLModel, table=True):
     id: str = Field(primary_key=True)
     kind: str  # the signature's class: setup-error, infra, oom, known-bug, crash

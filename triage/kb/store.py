@@ -164,7 +164,7 @@ def _upsert_file(s: Session, f: Any) -> None:
             f"{f.path}: {inv.repo}#{inv.pr} already belongs to investigation {clash.id!r} in the knowledge base"
         )
     row = s.get(m.Investigation, inv.id)
-    inv_spec = _dump(inv) | {"extractors": [_dump(x) for x in spec.extractors]}
+    inv_spec = _dump(inv) | {"extractors": [_dump(x) for x in spec.extractors], "exclusive": spec.exclusive}
     fields = dict(repo=inv.repo, pr=inv.pr, title=inv.title, metric=inv.metric, direction=inv.direction,
                   gate=inv.gate, source=f.path, spec=inv_spec)
     if row is None:
@@ -250,11 +250,12 @@ def load_bundle(s: Session, inv: m.Investigation) -> Any:
     def rows(table: Any) -> list[Any]:
         return list(s.execute(select(table).where(table.investigation_id == iid).order_by(table.position)).scalars())
 
-    spec_data = {k: v for k, v in inv.spec.items() if k != "extractors"}
+    spec_data = {k: v for k, v in inv.spec.items() if k not in ("extractors", "exclusive")}
     sigs = {}
     for row in s.execute(select(m.Signature)).scalars():
         sp = row.spec
         sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""))
+    marks = list(s.execute(select(m.BisectMark).where(m.BisectMark.investigation_id == iid).order_by(m.BisectMark.pk)).scalars())
     manual = s.execute(select(m.ManualEvidence).where(m.ManualEvidence.investigation_id == iid).order_by(m.ManualEvidence.pk)).scalars()
     return Bundle(
         spec=schema.InvestigationSpec.model_validate(spec_data),
@@ -263,9 +264,10 @@ def load_bundle(s: Session, inv: m.Investigation) -> Any:
         rules=[schema.RuleSpec.model_validate(r.spec) for r in rows(m.Rule)],
         evidence=[schema.ManualEvidenceSpec(hypothesis=e.hypothesis_id, verdict=e.verdict, because=e.reason,
                                             author=e.author, runs=e.runs) for e in manual],
-        bisects=[schema.BisectSpec.model_validate(r.spec) for r in rows(m.Bisect)],
+        bisects=[_with_marks(schema, r, marks) for r in rows(m.Bisect)],
         runs=run_records(s, iid),
         signatures=sigs,
+        exclusive=inv.spec.get("exclusive", []),
     )
 
 
@@ -282,6 +284,37 @@ def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
 def has_config(s: Session, iid: str, config: str) -> bool:
     q = select(m.Run.pk).where(m.Run.investigation_id == iid, m.Run.config == config).limit(1)
     return s.execute(q).first() is not None
+
+
+def _with_marks(schema: Any, row: m.Bisect, marks: Sequence[m.BisectMark]) -> Any:
+    """A bisect's definition with the marks set from the command line after its own."""
+    extra = [{"point": x.point, "verdict": x.verdict, "because": x.reason} | ({"author": x.author} if x.author else {})
+             for x in marks if x.bisect_id == row.id]
+    return schema.BisectSpec.model_validate(row.spec | {"marks": list(row.spec.get("marks", [])) + extra})
+
+
+def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str, reason: str,
+                    author: Optional[str]) -> m.BisectMark:
+    """A point judged by hand (kept when rule files reload; a disagreeing run makes the point flaky)."""
+    import difflib
+
+    from triage.rules import schema
+
+    rows = {r.id: r for r in s.execute(select(m.Bisect).where(m.Bisect.investigation_id == iid)).scalars()}
+    if bisect not in rows:
+        close = difflib.get_close_matches(bisect, sorted(rows), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(sorted(rows)) or 'none'}"
+        raise InputError(f"bisect {bisect!r}: no such bisect{hint}")
+    labels = schema.BisectSpec.model_validate(rows[bisect].spec).point_labels()
+    if point not in labels:
+        close = difflib.get_close_matches(point, labels, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InputError(f"point {point!r}: not a point of bisect {bisect!r}{hint}")
+    row = m.BisectMark(investigation_id=iid, bisect_id=bisect, point=point, verdict=verdict, reason=reason,
+                       author=author, created_at=now())
+    s.add(row)
+    s.flush()
+    return row
 
 
 def run_records(s: Session, iid: str) -> list[Any]:

@@ -32,11 +32,12 @@ STATE_CLASSES = {
     "skipped": "fill:#f6f8fa,stroke:#6a737d,color:#111",
     "unknown": "fill:#fff5b1,stroke:#b08800,color:#111",
     "flaky": "fill:#fff5b1,stroke:#e36209,color:#111",
+    "no_number": "fill:#fff5b1,stroke:#b08800,color:#111",
 }
 STATE_MARKS = {"good": "✅ good", "bad": "❌ bad", "untested": "⬜ untested", "skipped": "⏭️ skipped",
-               "unknown": "❔ can't tell", "flaky": "⚠️ flaky"}
+               "unknown": "❔ can't tell", "flaky": "⚠️ flaky", "no_number": "❔ no number"}
 TEXT_MARKS = {"good": "good", "bad": "BAD", "untested": "untested", "skipped": "skipped", "unknown": "can't tell",
-              "flaky": "FLAKY"}
+              "flaky": "FLAKY", "no_number": "no number"}
 
 
 CHART_RUNS = 40

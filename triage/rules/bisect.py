@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Optional, Sequence
 
 from triage.rules.conditions import evaluate_condition
@@ -14,7 +15,7 @@ from triage.rules.records import (
     RunRec,
     V,
 )
-from triage.rules.schema import BisectSpec
+from triage.rules.schema import BisectMark, BisectSpec, Condition
 
 # --------------------------------------------------------------------------
 # Bisects
@@ -29,20 +30,66 @@ def _point_runs(b: BisectSpec, values: Sequence[str], axis: Sequence[str], ctx: 
     return sorted((r for r in runs if _provenance_matches(r, want)), key=_run_order)
 
 
+def _judges(cond: Condition) -> bool:
+    """A good_when that is only `status:` judges each run by its verdict
+    (listed statuses good, any other valid status bad) instead of filtering."""
+    return cond.model_fields_set == {"status"}
+
+
+def _judge(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> Result:
+    if not _judges(b.good_when):
+        return evaluate_condition(b.good_when, ctx, runs)
+    if not runs:
+        return Result(V.NODATA)
+    wanted = {b.good_when.status} if isinstance(b.good_when.status, str) else set(b.good_when.status or ())
+    good = [r for r in runs if r.status in wanted]
+    bad = [r for r in runs if r.status not in wanted]
+    parts = [f"{r.run_id} {r.status}" for r in runs]
+    value = V.TRUE if not bad else V.FALSE if not good else V.UNKNOWN
+    return Result(value, parts, [r.key for r in runs], short=parts)
+
+
 def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
-    """good / bad / unknown / flaky / skipped / untested for one point.
+    """good / bad / unknown / no_number / flaky / skipped / untested for one point.
 
     Each valid run is judged on its own first: two runs of one point with
     different verdicts make it flaky (shown, never silently picked).  Runs that
     agree are pooled.  A crashed, errored, cancelled, excluded or
     signature-matched run never makes a point bad: alone, it skips the point.
+    A valid run without the number good_when compares makes it `no number`
+    (inconclusive, with its reason), never skipped.  Marks set by hand judge
+    the point too; a run or another mark that disagrees makes it flaky.
     """
+    marks = [m for m in b.marks if m.point == label]
+    return _with_marks(_runs_state(b, label, runs, ctx), marks)
+
+
+def _with_marks(ps: PointState, marks: list[BisectMark]) -> PointState:
+    if not marks:
+        return ps
+    said = "; ".join(f"marked {m.verdict} by hand: {m.because}" + (f" ({m.author})" if m.author else "")
+                     for m in marks)
+    verdicts = {m.verdict for m in marks}
+    if len(verdicts) > 1:
+        return replace(ps, state="flaky", reason=f"marked both good and bad by hand: {said}", manual=said)
+    verdict = marks[0].verdict
+    if ps.state in ("good", "bad") and ps.state != verdict:
+        runs = ", ".join(k.partition("/")[0] for k in ps.runs)
+        return replace(ps, state="flaky", manual=said,
+                       reason=f"{said}, but {ps.state} in {runs}: re-run it to settle — {ps.reason}")
+    if ps.state == "flaky":
+        return replace(ps, reason=f"{said}; {ps.reason}", manual=said)
+    rest = ps.reason if ps.state == verdict else ""
+    return replace(ps, state=verdict, reason=f"{said}" + (f"; {rest}" if rest else ""), needed=(), manual=said)
+
+
+def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
     if not runs:
         return PointState(label, "untested")
     skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if ctx.invalid_reason(r) is not None]
     skipped_text = "; ".join(f"{r.run_id} {why}" for r, why in skipped)
     valid = [r for r in runs if ctx.invalid_reason(r) is None]
-    singles = [(r, evaluate_condition(b.good_when, ctx, [r])) for r in valid]
+    singles = [(r, _judge(b, ctx, [r])) for r in valid]
     verdicts = {res.value for _, res in singles}
     if V.TRUE in verdicts and V.FALSE in verdicts:
         good = [r.run_id for r, res in singles if res.value is V.TRUE]
@@ -52,7 +99,7 @@ def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) ->
         keys = tuple(r.key for r, res in singles if res.value in (V.TRUE, V.FALSE))
         pooled = ctx.measure(valid, _bisect_metric(b, ctx))
         return PointState(label, "flaky", keys, reason, pooled.value if pooled else None)
-    res = evaluate_condition(b.good_when, ctx, valid) if valid else Result(V.NODATA)
+    res = _judge(b, ctx, valid) if valid else Result(V.NODATA)
     numbers = "; ".join(dict.fromkeys(res.parts))
     if skipped_text and res.value is not V.NODATA:
         numbers += f"; not counted: {skipped_text}"
@@ -65,8 +112,13 @@ def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) ->
         if res.needed:
             numbers += "; would be decided by " + " and ".join(res.needed)
         return PointState(label, "unknown", tuple(res.runs), numbers, value, tuple(res.needed))
-    why = skipped_text or "; ".join(f"{r.run_id} has no {_bisect_metric(b, ctx)}" for r in valid) or "no value"
-    return PointState(label, "skipped", tuple(r.key for r in runs), why)
+    if valid:
+        metric = _bisect_metric(b, ctx)
+        why = "; ".join(f"{r.run_id} {r.status} without a {metric} value" for r in valid)
+        why += ": no number; record its value or re-run it" + (f"; not counted: {skipped_text}" if skipped_text else "")
+        return PointState(label, "no_number", tuple(r.key for r in valid), why,
+                          needed=(f"a {metric} value",))
+    return PointState(label, "skipped", tuple(r.key for r in runs), skipped_text or "no value")
 
 
 def _bisect_metric(b: BisectSpec, ctx: Context) -> str:
@@ -124,7 +176,7 @@ def evaluate_bisect(b: BisectSpec, ctx: Context) -> BisectState:
         elif not bads:
             nxt = n - 1 if kinds[n - 1] != "good" else None
         else:
-            for wanted in (("untested",), ("unknown", "flaky"), ("skipped",)):
+            for wanted in (("untested",), ("unknown", "no_number", "flaky"), ("skipped",)):
                 nxt = _midpoint([i for i in inside if kinds[i] in wanted])
                 if nxt is not None:
                     break
@@ -163,4 +215,17 @@ def _ends_check(labels: list[str], kinds: list[str]) -> tuple[str, bool, str]:
     return f"{good_end}; {bad_end}", first == "good" and last == "bad", blocked
 
 
-_STATE_WORDS = {"unknown": "can't tell", "skipped": "skipped (no valid run)", "flaky": "flaky"}
+_STATE_WORDS = {"unknown": "can't tell", "skipped": "skipped (no valid run)", "flaky": "flaky",
+               "no_number": "without a number"}
+
+
+def evaluate_bisects(bisects: Sequence[BisectSpec], ctx: Context) -> list[BisectState]:
+    """Every bisect, those a good_when reads first (the loader refuses cycles);
+    each state lands in ``ctx.bisects`` for the conditions that read it."""
+    pending = list(bisects)
+    while pending:
+        ready = [b for b in pending if b.good_when.bisects() <= set(ctx.bisects) | {b.id}] or pending[:1]
+        for b in ready:
+            ctx.bisects[b.id] = evaluate_bisect(b, ctx)
+        pending = [b for b in pending if b not in ready]
+    return [ctx.bisects[b.id] for b in bisects]

@@ -53,13 +53,19 @@ def _merge(into: Result, results: Iterable[Result]) -> None:
         into.measure = into.measure or r.measure
 
 
+_BISECT_KEYS = {"bisect", "first_bad", "last_good", "done"}
+
+
 def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[RunRec]]) -> Result:
     """Evaluate a condition over a selection of runs (None: all runs)."""
+    if cond.bisect is not None and cond.model_fields_set <= _BISECT_KEYS:
+        return _on_bisect(cond, ctx)  # about a bisect, not about runs
     sel = selection
     if cond.config is not None or cond.run is not None or cond.provenance:
         sel = ctx.select(cond, None if (cond.config is not None or cond.run is not None) else selection)
     if sel is None:
         sel = list(ctx.runs)
+    anything = any(ctx.invalid_reason(r) is None for r in sel)  # before the status filter, for counting
     explicitly_invalid: set[str] = set()
     if cond.status is not None:
         wanted = {cond.status} if isinstance(cond.status, str) else set(cond.status)
@@ -79,6 +85,10 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
     comparisons = cond.comparisons()
     if comparisons:
         results.append(_compare(cond, ctx, valid))
+    if cond.count is not None or cond.distinct is not None:
+        results.append(_count(cond, valid) if anything else Result(V.NODATA))
+    if cond.bisect is not None:
+        results.append(_on_bisect(cond, ctx))
     for key in ("all", "any"):
         subs = getattr(cond, key)
         if subs:
@@ -97,8 +107,73 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
         )
     out = Result(_and(results))
     _merge(out, results)
-    out.invalid = [x for x in invalid if x not in out.invalid] + out.invalid
+    if _reads_runs(cond):
+        out.invalid = [x for x in invalid if x not in out.invalid] + out.invalid
     return out
+
+
+_RUN_KEYS = {"config", "run", "provenance", "status", "metric", "at_least", "below", "between", "same_as",
+             "differs_from", "recovers", "min_runs", "count", "distinct"}
+
+
+def _reads_runs(cond: Condition) -> bool:
+    """False for a condition only about bisects (its invalid runs are none of its business)."""
+    if cond.model_fields_set & _RUN_KEYS:
+        return True
+    subs = (cond.all or []) + (cond.any or []) + ([cond.not_] if cond.not_ is not None else [])
+    return any(_reads_runs(c) for c in subs) or not cond.bisects()
+
+
+def _count(cond: Condition, valid: list[RunRec]) -> Result:
+    """`count: N` valid runs, or `distinct: KEY` with `at_least: N` values of a provenance key."""
+    keys = [r.key for r in valid]
+    results = []
+    if cond.count is not None:
+        text = f"{len(valid)} valid run{'s' if len(valid) != 1 else ''} {'≥' if len(valid) >= cond.count else '<'} {cond.count}"
+        results.append(Result(V.TRUE if len(valid) >= cond.count else V.FALSE, [text], keys, short=[text]))
+    if cond.distinct is not None:
+        values = sorted({str(r.provenance[cond.distinct]) for r in valid if cond.distinct in r.provenance})
+        need = int(float(cond.at_least or 1))
+        ok = len(values) >= need
+        text = f"{len(values)} distinct {cond.distinct} {'≥' if ok else '<'} {need}"
+        detail = text + (f" ({', '.join(values)})" if values else "")
+        with_key = [r.key for r in valid if cond.distinct in r.provenance]
+        results.append(Result(V.TRUE if ok else V.FALSE, [detail], with_key, short=[text]))
+    out = Result(_and(results))
+    _merge(out, results)
+    return out
+
+
+def _on_bisect(cond: Condition, ctx: Context) -> Result:
+    """`{bisect: ID, first_bad: P}`, `last_good: P` or `done: true` over a bisect's state.
+
+    Once the bisect has converged (last good and first bad adjacent) the
+    answer is plain; before, a point the bisect has already excluded is false
+    and one it may still land on is not known yet (no data)."""
+    b = ctx.bisects.get(cond.bisect or "")
+    if b is None:
+        return Result(V.NODATA, [f"bisect {cond.bisect}: not evaluated"])
+    labels = [p.label for p in b.points]
+    runs = [k for p in b.points if p.label in (b.last_good, b.first_bad) for k in p.runs]
+    where = f"bisect {b.id}: last good {b.last_good or 'none yet'}, first bad {b.first_bad or 'none yet'}"
+    where += "" if b.done else " (not converged)"
+    if cond.done is not None:
+        v = V.TRUE if b.done == cond.done else V.FALSE
+        return Result(v, [where], runs, short=[f"bisect {b.id} {'done' if b.done else 'not done'}"])
+    key = "first_bad" if cond.first_bad is not None else "last_good"
+    want = cond.first_bad if key == "first_bad" else cond.last_good
+    have = getattr(b, key)
+    lo = labels.index(b.last_good) if b.last_good in labels else -1
+    hi = labels.index(b.first_bad) if b.first_bad in labels else len(labels)
+    i = labels.index(want) if want in labels else None
+    if b.done or i is None:
+        v = V.TRUE if have == want else V.FALSE
+    elif (lo < i <= min(hi, len(labels) - 1)) if key == "first_bad" else (max(lo, 0) <= i < hi):
+        v = V.NODATA  # the bisect may still land there
+    else:
+        v = V.FALSE
+    word = key.replace("_", " ")
+    return Result(v, [where], runs, short=[f"bisect {b.id}: {word} {have or 'none yet'}"])
 
 
 def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:

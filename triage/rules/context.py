@@ -35,6 +35,7 @@ class Context:
         self.margin: Optional[float] = None
         if good[0] is not None and bad[0] is not None:
             self.margin = abs(good[0].value - bad[0].value) / 2 or None
+        self.bisects: dict[str, Any] = {}  # bisect id -> BisectState, as each is evaluated
 
     # -- runs -------------------------------------------------------------
     def invalid_reason(self, run: RunRec, brief: bool = False) -> Optional[str]:

@@ -7,8 +7,10 @@ Conditions evaluate to one of four values: TRUE, FALSE, UNKNOWN (the numbers
 cannot tell, noise-aware) and NODATA (nothing to look at yet).  A rule fires
 on TRUE (its verdict) and on UNKNOWN (inconclusive, with what would decide
 it).  A recipe's prediction is a rule both ways: contradicted, it rules the
-hypothesis out; a predicted recovery that happens confirms it; any other
-prediction that comes true only supports it.  Crashed, errored, cancelled,
+hypothesis out; a predicted recovery (or a prediction marked `confirms: true`)
+that happens confirms it; any other prediction that comes true only supports
+it.  Bisects are evaluated first, so rules may read them; at most one
+hypothesis of an exclusive group stays confirmed.  Crashed, errored, cancelled,
 excluded and signature-matched runs never decide anything: each one a rule
 looks at yields inconclusive evidence saying why.
 
@@ -20,10 +22,11 @@ recipe stands; and ranks what to run next.
 
 from __future__ import annotations
 
-from triage.rules.bisect import evaluate_bisect
+from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
 from triage.rules.confounds import base_run, find_confounds
 from triage.rules.context import Context, num
+from triage.rules.discriminate import exclusive_conflicts, undistinguished
 from triage.rules.evidence import (
     _flagged,
     _prediction_evidence,
@@ -65,6 +68,8 @@ __all__ = [
 def evaluate(inv: Investigation) -> Evaluation:
     """Derive evidence, statuses, confounds, recipe states, bisect states and suggestions."""
     ctx = Context(inv)
+    # Bisects first: rules and predictions may read them ({bisect: ID, first_bad: P}).
+    bisects = evaluate_bisects(inv.bisects, ctx)
     items: list[EvidenceItem] = []
     for rule in inv.rules:
         items += _rule_evidence(rule, ctx)
@@ -110,6 +115,8 @@ def evaluate(inv: Investigation) -> Evaluation:
                 items.append(e)
                 statuses[h.id] = "ruled_out"
             anc = parents.get(anc)
+    # At most one hypothesis of an exclusive group is confirmed.
+    exclusive_warnings, exclusive_conflicting = exclusive_conflicts(inv, statuses, items)
     # A status set by hand wins over the derived one, and says so.
     override_warnings: list[Warning_] = []
     for h in inv.hypotheses:
@@ -130,10 +137,9 @@ def evaluate(inv: Investigation) -> Evaluation:
         if h.parent is not None and statuses.get(h.parent) == "confirmed" and statuses.get(h.id) in UNDECIDED:
             next_level.setdefault(h.parent, []).append(h.id)
 
-    bisects = [evaluate_bisect(b, ctx) for b in inv.bisects]
-    warnings: list[Warning_] = list(override_warnings)
+    warnings: list[Warning_] = list(override_warnings) + exclusive_warnings
     for h, s in statuses.items():
-        if s == "conflicting":
+        if s == "conflicting" and h not in exclusive_conflicting:
             warnings.append(Warning_("conflict", f"`{h}` has evidence both ways; check the runs behind it"))
     for name, (m, label) in ctx.refs.items():
         if m is None:
@@ -148,6 +154,7 @@ def evaluate(inv: Investigation) -> Evaluation:
     for b in bisects:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
+    warnings += undistinguished(inv, statuses)
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
     readings = {r.key: reading(r, ctx) for r in inv.runs}

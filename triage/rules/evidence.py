@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Optional
 
 from triage.rules.conditions import evaluate_condition
-from triage.rules.context import Context
+from triage.rules.context import Context, num
 from triage.rules.records import (
     EvidenceItem,
     Result,
@@ -14,6 +14,7 @@ from triage.rules.records import (
 )
 from triage.rules.schema import (
     Condition,
+    PredictionSpec,
     RecipeSpec,
     RuleSpec,
     Selector,
@@ -85,7 +86,14 @@ def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[Evide
 
 
 def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, bool, str]:
-    """(condition, is_recovery, description) for a recipe's prediction."""
+    """(condition, confirms, description) for a recipe's prediction.
+
+    A prediction that comes true confirms when the hypothesis being false
+    would have predicted otherwise: a recovery by default, any prediction
+    written ``{when: ..., confirms: true}``; any other only supports."""
+    if isinstance(pred, PredictionSpec):
+        cond, recovery, desc = _prediction_condition(pred.when, recipe)
+        return cond, recovery if pred.confirms is None else pred.confirms, desc
     if pred == "recovers":
         return Condition(recovers=True), True, "recover to good"
     if pred == "same_as_bad":
@@ -100,8 +108,20 @@ def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, boo
 
 def _describe_condition(c: Condition) -> str:
     bits = []
+    status = "" if c.status is None else (c.status if isinstance(c.status, str) else " or ".join(c.status)) + " "
+    if c.count is not None:
+        bits.append(f"come out {status}in ≥ {c.count} valid runs")
+    if c.distinct is not None:
+        bits.append(f"come out {status}on ≥ {num(float(c.at_least or 1))} distinct {c.distinct} values")
+    if status and c.count is None and c.distinct is None:
+        bits.append(f"come out {status.strip()}")
+    if c.bisect is not None:
+        what = "converge" if c.done is not None else f"find {c.first_bad or c.last_good}"
+        bits.append(f"bisect {c.bisect}: {what}")
     for key in ("at_least", "below"):
         v = getattr(c, key)
+        if key == "at_least" and c.distinct is not None:
+            continue
         if v is not None:
             bits.append(f"come out {'≥' if key == 'at_least' else '<'} {v}")
     if c.between is not None:
@@ -125,6 +145,11 @@ def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
     elif res.value is V.UNKNOWN:
         items.insert(0, EvidenceItem(rule.hypothesis, rule.id, "inconclusive", _reason("can't tell yet", res),
                                      tuple(res.runs), summary=_short("can't tell yet", res), needed=tuple(res.needed)))
+    elif res.value is V.NODATA and (rule.when.config is not None or rule.when.run is not None):
+        wanted = rule.when.status
+        runs = [r for r in ctx.select(rule.when)
+                if wanted is None or r.status in ([wanted] if isinstance(wanted, str) else wanted)]
+        items[:0] = _no_number(rule.hypothesis, rule.id, rule.when, runs, ctx)
     return items
 
 
@@ -147,7 +172,21 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
         items.insert(0, EvidenceItem(hyp, rule, "inconclusive", _reason(f"{said}; can't tell yet", res),
                                      tuple(res.runs), summary=f"{numbers}; predicted to {desc} if this were the cause",
                                      needed=tuple(res.needed)))
+    elif res.value is V.NODATA:
+        items[:0] = _no_number(hyp, rule, cond, runs, ctx)
     return items
+
+
+def _no_number(hyp: str, rule: str, cond: Condition, runs: Any, ctx: Context) -> list[EvidenceItem]:
+    """A valid run without the number a prediction compares: inconclusive, never silently nothing."""
+    metric = cond.metric or ctx.spec.metric
+    bare = [r for r in runs if ctx.invalid_reason(r) is None and metric not in r.metrics]
+    if not bare or not cond.comparisons():
+        return []
+    who = ", ".join(f"{r.run_id} ({r.status})" for r in bare)
+    text = f"{ctx.short(bare[0].config)} {who} has no {metric} value: no number, so it decides nothing"
+    return [EvidenceItem(hyp, rule, "inconclusive", text + "; record its value or re-run it",
+                         tuple(r.key for r in bare), summary=text, needed=(f"a {metric} value",))]
 
 
 def _flagged(e: EvidenceItem, flag: str) -> EvidenceItem:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -37,8 +38,15 @@ class LoadedFile:
     spec: RuleFile
     values: dict[Path_, tuple[int, int]] = field(repr=False, default_factory=dict)
     keys: dict[Path_, tuple[int, int]] = field(repr=False, default_factory=dict)
+    # Items left out after a schema error, so the rest can still be checked:
+    # their ids (for references) and where the kept items stood before.
+    dropped: dict[str, set[str]] = field(repr=False, default_factory=dict)
+    renumber: dict[Path_, Path_] = field(repr=False, default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)  # the file loads, but may not say what was meant
 
     def where(self, path: Path_, *, key: bool = False) -> tuple[int, int]:
+        if path[:2] in self.renumber:
+            path = self.renumber[path[:2]] + path[2:]
         table = self.keys if key else self.values
         while path:
             if path in table:
@@ -241,6 +249,41 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
+_CUT = re.compile(r"[ \t]+(#\d+\b.*)$")
+
+
+def comment_cuts(text: str, fname: str) -> list[Problem]:
+    """Warnings for plain scalars cut short by a ` #NNNN` that YAML reads as a comment.
+
+    ``because: main, which does not have #14462`` keeps only "main, which
+    does not have"; investigators write PR and issue numbers all the time."""
+    if not re.search(r"[ \t]#\d", text):
+        return []
+    lines = text.splitlines()
+    out: list[Problem] = []
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return []
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for kv in node.value for v in kv)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.ScalarNode) and not node.style and isinstance(node.value, str):
+            end = node.end_mark
+            rest = lines[end.line][end.column:] if end.line < len(lines) else ""
+            m = _CUT.match(rest)
+            if m and node.value:
+                full = f"{node.value} {m.group(1)}".replace('"', '\\"')
+                out.append(Problem(fname, node.start_mark.line + 1, node.start_mark.column + 1,
+                                   f"warning: the text stops before {m.group(1).split()[0]!r}, which YAML reads as a "
+                                   f'comment; quote it to keep it: "{full}"'))
+    return sorted(out)
+
+
 def load_file(path: Path, display: str | None = None) -> tuple[LoadedFile | None, list[Problem]]:
     """Load and validate one rule file (no cross-file checks)."""
     from pydantic import ValidationError
@@ -258,15 +301,64 @@ def load_file(path: Path, display: str | None = None) -> tuple[LoadedFile | None
     if data is None and problems:
         return None, problems
     stub = LoadedFile(fname, hashlib.sha256(raw).hexdigest(), None, pos.values, pos.keys)  # type: ignore[arg-type]
+    stub.warnings = comment_cuts(text, fname)
     if not isinstance(data, dict):
         return None, [Problem(fname, 1, 1, "a rule file is a mapping with schema_version: 1")]
     try:
         spec = RuleFile.model_validate(data)
     except ValidationError as e:
-        return None, problems + _messages(e.errors(), data, stub)
+        errors = e.errors()
+        problems += _messages(errors, data, stub)
+        # Check what validated too (references, cycles), so one pass lists every problem.
+        partial = _without_bad_items(data, errors, stub)
+        if partial is not None:
+            stub.spec = partial
+            problems += check_file(stub)
+        return None, problems
     stub.spec = spec
     problems += check_file(stub)
     return stub, problems
+
+
+_SECTIONS = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors", "exclusive")
+
+
+def _without_bad_items(data: dict, errors: list[dict], f: LoadedFile) -> RuleFile | None:
+    """The file without the list items (and investigation keys) that failed
+    validation, or None when what is left still fails.  Records the ids of
+    the items left out and where each kept item stood."""
+    from pydantic import ValidationError
+
+    bad: dict[str, set[Any]] = {}
+    for err in errors:
+        path, _ = _resolve(data, tuple(err["loc"]))
+        if len(path) >= 2 and (path[0] in _SECTIONS or path[0] == "investigation"):
+            bad.setdefault(path[0], set()).add(path[1])
+        elif len(path) == 1 and path[0] not in RuleFile.model_fields:
+            bad.setdefault("", set()).add(path[0])  # an unknown top-level key
+        else:
+            return None
+    kept = {k: v for k, v in data.items() if k not in bad.get("", set())}
+    if "investigation" in bad and isinstance(kept.get("investigation"), dict):
+        kept["investigation"] = {k: v for k, v in kept["investigation"].items() if k not in bad["investigation"]}
+    for section in _SECTIONS:
+        items = kept.get(section)
+        if section not in bad or not isinstance(items, list):
+            continue
+        kept[section] = []
+        for i, item in enumerate(items):
+            if i in bad[section]:
+                if isinstance(item, dict) and isinstance(item.get("id"), str):
+                    f.dropped.setdefault(section, set()).add(item["id"])
+                continue
+            f.renumber[(section, len(kept[section]))] = (section, i)
+            kept[section].append(item)
+    try:
+        return RuleFile.model_validate(kept)
+    except ValidationError:
+        f.dropped.clear()
+        f.renumber.clear()
+        return None
 
 
 def _conditions(cond: Condition, path: Path_) -> Iterator[tuple[Condition, Path_]]:
@@ -297,9 +389,10 @@ def check_file(f: LoadedFile) -> list[Problem]:
     inv = spec.investigation
     if inv is None:
         return problems
-    hyp_ids = [h.id for h in spec.hypotheses]
+    hyp_ids = [h.id for h in spec.hypotheses] + sorted(f.dropped.get("hypotheses", ()))
     refs = set(inv.references)
-    rule_ids = {r.id for r in spec.rules}
+    rule_ids = {r.id for r in spec.rules} | f.dropped.get("rules", set())
+    bisect_points = {b.id: b.point_labels() for b in spec.bisects}
 
     def known_hypothesis(name: str, path: Path_, key: bool = False) -> None:
         if name not in hyp_ids:
@@ -324,6 +417,15 @@ def check_file(f: LoadedFile) -> list[Problem]:
                     problem(p + ("between",), f"between needs low < high, got [{lo}, {hi}]")
             if c.recovers is not None and not {"good", "bad"} <= refs:
                 problem(p + ("recovers",), "recovers needs both a 'good' and a 'bad' reference")
+            if c.bisect is not None:
+                if c.bisect not in bisect_points:
+                    hint = difflib.get_close_matches(c.bisect, list(bisect_points), n=1)
+                    extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                    problem(p + ("bisect",), f"unknown bisect {c.bisect!r}{extra}")
+                for key in ("first_bad", "last_good"):
+                    point = getattr(c, key)
+                    if point is not None and c.bisect in bisect_points and point not in bisect_points[c.bisect]:
+                        problem(p + (key,), f"{point!r} is not a point of bisect {c.bisect!r}")
 
     def check_bound(bound: Any, path: Path_) -> None:
         if isinstance(bound, str):
@@ -372,12 +474,46 @@ def check_file(f: LoadedFile) -> list[Problem]:
         labels = b.point_labels()
         if len(set(labels)) != len(labels):
             problem(("bisects", i, "points"), "bisect points must be distinct")
+        for j, mark in enumerate(b.marks):
+            if mark.point not in labels:
+                hint = difflib.get_close_matches(mark.point, labels, n=1)
+                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                problem(("bisects", i, "marks", j, "point"), f"{mark.point!r} is not a point of this bisect{extra}")
+    for i, b in enumerate(spec.bisects):
+        cycle = _bisect_cycle(b.id, {x.id: x.good_when.bisects() for x in spec.bisects})
+        if cycle:
+            problem(("bisects", i, "good_when"), "bisects read each other in a cycle: " + " → ".join(cycle)
+                    + "; a bisect's good_when cannot depend on its own result")
+    for i, group in enumerate(spec.exclusive):
+        for j, name in enumerate(group):
+            known_hypothesis(name, ("exclusive", i, j))
+        if len(set(group)) < 2:
+            problem(("exclusive", i), "an exclusive group needs at least two distinct hypotheses")
     return problems
+
+
+def _bisect_cycle(start: str, reads: dict[str, set[str]]) -> list[str]:
+    """The cycle of bisects whose good_when read one another through `start`, if any."""
+    stack = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        cur, path = stack.pop()
+        for nxt in sorted(reads.get(cur, ())):
+            if nxt == start:
+                return path + [start]
+            if nxt not in seen and nxt in reads:
+                seen.add(nxt)
+                stack.append((nxt, path + [nxt]))
+    return []
 
 
 @dataclass
 class RuleSet:
     files: list[LoadedFile]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [w for f in self.files for w in f.warnings]
 
     @property
     def investigations(self) -> list[LoadedFile]:
@@ -397,8 +533,11 @@ def rule_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def load_rules(paths: Iterable[str | Path]) -> RuleSet:
-    """Load rule files; refuse them all, listing every problem, if any is bad."""
+def load_rules(paths: Iterable[str | Path], warnings: list[Problem] | None = None) -> RuleSet:
+    """Load rule files; refuse them all, listing every problem, if any is bad.
+
+    Warnings (text a ` #NNNN` comment cut short) go to `warnings` when given,
+    for bad files too."""
     files: list[LoadedFile] = []
     problems: list[Problem] = []
     for p in rule_paths(paths):
@@ -406,6 +545,13 @@ def load_rules(paths: Iterable[str | Path]) -> RuleSet:
         problems += probs
         if loaded is not None:
             files.append(loaded)
+        elif warnings is not None and not any(pr.message.startswith("YAML syntax") for pr in probs):
+            try:
+                warnings += comment_cuts(p.read_text(encoding="utf-8"), str(p))
+            except (OSError, UnicodeDecodeError):
+                pass
+    if warnings is not None:
+        warnings += [w for f in files for w in f.warnings]
     problems += _cross_file(files)
     if problems:
         raise RuleFileError(problems)

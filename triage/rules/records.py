@@ -79,11 +79,12 @@ class EvidenceItem:
 @dataclass(frozen=True)
 class PointState:
     label: str
-    state: str  # good | bad | untested | skipped | unknown | flaky
+    state: str  # good | bad | untested | skipped | unknown | no_number | flaky
     runs: tuple[str, ...] = ()
     reason: str = ""
     value: Optional[float] = None  # the measured metric (pooled over the point's valid runs)
     needed: tuple[str, ...] = ()  # for a can't-tell point: what would decide it
+    manual: str = ""  # the marks set by hand (`triage bisect mark`, `marks:`), as said
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,7 @@ class Investigation:
     bisects: Sequence[BisectSpec] = ()
     runs: Sequence[RunRec] = ()
     signatures: Mapping[str, SignatureInfo] = field(default_factory=dict)
+    exclusive: Sequence[Sequence[str]] = ()  # groups of hypotheses that exclude each other
 
 
 @dataclass

@@ -80,6 +80,15 @@ class Condition(Selector):
     differs_from: Optional[Union[str, Selector]] = None
     recovers: Optional[bool] = None
     min_runs: Optional[int] = Field(default=None, ge=1)
+    # Counting: the selected valid runs (`count`), or their distinct values of a
+    # provenance key (`distinct` with `at_least`).
+    count: Optional[int] = Field(default=None, ge=1)
+    distinct: Optional[str] = None
+    # Over a bisect's state (evaluated after the bisects).
+    bisect: Optional[str] = None
+    first_bad: Optional[str] = None
+    last_good: Optional[str] = None
+    done: Optional[bool] = None
     all: Optional[list["Condition"]] = None
     any: Optional[list["Condition"]] = None
     not_: Optional["Condition"] = Field(default=None, alias="not")
@@ -96,17 +105,43 @@ class Condition(Selector):
     def _not_empty(self) -> "Condition":
         if not self.model_fields_set:
             raise ValueError("empty condition: give a selector, a comparison, or all/any/not")
+        n = self.at_least
+        if self.distinct is not None and not (isinstance(n, (int, float)) and float(n).is_integer() and n >= 1):
+            raise ValueError("distinct needs at_least: N, a whole number of distinct values")
+        on_bisect = [k for k in ("first_bad", "last_good", "done") if getattr(self, k) is not None]
+        if self.bisect is None and on_bisect:
+            raise ValueError(f"{on_bisect[0]} needs bisect: ID")
+        if self.bisect is not None and len(on_bisect) != 1:
+            raise ValueError("bisect: ID needs exactly one of first_bad, last_good or done")
         return self
 
     def comparisons(self) -> list[str]:
         return [
             k
             for k in ("at_least", "below", "between", "same_as", "differs_from", "recovers")
-            if getattr(self, k) is not None
+            if getattr(self, k) is not None and not (k == "at_least" and self.distinct is not None)
         ]
 
+    def bisects(self) -> set[str]:
+        """The bisects this condition reads, nested conditions included."""
+        out = {self.bisect} if self.bisect else set()
+        for sub in (self.all or []) + (self.any or []) + ([self.not_] if self.not_ is not None else []):
+            out |= sub.bisects()
+        return out
 
-Prediction = Union[Literal["recovers", "same_as_bad", "unchanged"], Condition]
+
+PredictionWord = Literal["recovers", "same_as_bad", "unchanged"]
+
+
+class PredictionSpec(Strict):
+    """A prediction with its weight: `confirms: true` when, were the hypothesis
+    false, the recipe's result would have come out otherwise."""
+
+    when: Union[PredictionWord, Condition]
+    confirms: Optional[bool] = None
+
+
+Prediction = Union[PredictionWord, PredictionSpec, Condition]
 
 
 class Reference(Strict):
@@ -188,6 +223,8 @@ class HypothesisSpec(Strict):
     text: str = ""
     parent: Optional[str] = None
     override: Optional[Override] = None
+    exclusive: bool = False  # at most one of its children may be confirmed
+    vary: list[str] = []  # the variables it says matter, to tell it from its rivals
 
 
 class RecipeSpec(Strict):
@@ -242,6 +279,15 @@ class ManualEvidenceSpec(Strict):
         return [str(x) for x in v] if isinstance(v, list) else v
 
 
+class BisectMark(Strict):
+    """A point judged by hand, as ``git bisect good|bad`` does."""
+
+    point: str
+    verdict: Literal["good", "bad"]
+    because: str = Field(min_length=1)
+    author: Optional[str] = None
+
+
 class BisectSpec(Strict):
     id: str = Field(pattern=ID_RE)
     title: Optional[str] = None
@@ -251,6 +297,7 @@ class BisectSpec(Strict):
     where: dict[str, Scalar] = {}
     config: Optional[Union[str, list[str]]] = None  # only runs of these configs count
     run: Optional[str] = None  # command template: {point}, {axis} and each axis key filled in
+    marks: list[BisectMark] = []
 
     @model_validator(mode="after")
     def _shape(self) -> "BisectSpec":
@@ -321,11 +368,13 @@ class RuleFile(Strict):
     bisects: list[BisectSpec] = []
     signatures: list[SignatureSpecModel] = []
     extractors: list[ExtractorSpec] = []
+    # Groups of hypotheses that exclude each other: at most one may be confirmed.
+    exclusive: list[list[str]] = []
 
     @model_validator(mode="after")
     def _needs_investigation(self) -> "RuleFile":
         if self.investigation is None:
-            for key in ("hypotheses", "recipes", "rules", "evidence", "bisects"):
+            for key in ("hypotheses", "recipes", "rules", "evidence", "bisects", "exclusive"):
                 if getattr(self, key):
                     raise ValueError(f"{key} need an investigation in the same file")
         return self

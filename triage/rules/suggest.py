@@ -6,6 +6,7 @@ import re
 from typing import Mapping, Optional, Sequence
 
 from triage.rules.context import Context, _run_order, num
+from triage.rules.discriminate import with_rules
 from triage.rules.evidence import _prediction_condition
 from triage.rules.records import (
     BisectState,
@@ -149,7 +150,7 @@ def _suggest(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bise
         score = (len(both_ways) + 0.5 * (len(decides) - len(both_ways))) / (recipe.cost or 1.0)
         said = {"never-run": "never run", "no-valid-run": f"no valid run yet: {st.why}", "cant-tell": "can't tell yet"}
         advice = _sample_advice(st, ctx) if st.state == "cant-tell" else (f"fix first: {st.blocked}" if st.blocked else "")
-        outcomes = _outcomes(recipe, decides)
+        outcomes = with_rules(inv, recipe, decides, _outcomes(recipe, decides))
         why = f"{said[st.state]}; decides {', '.join(decides)}"
         if recipe.cost:
             why += f" (cost {num(recipe.cost)})"

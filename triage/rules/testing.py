@@ -99,7 +99,7 @@ def run_test_file(path: Path) -> list[CaseResult]:
         if case.get("only_these_runs"):
             runs = extra
         bundle = Investigation(spec.investigation, spec.hypotheses, spec.recipes, spec.rules, spec.evidence,
-                               spec.bisects, runs, sigs)
+                               spec.bisects, runs, sigs, spec.exclusive)
         ev = evaluate(bundle)
         result = CaseResult(str(path), name)
         for hyp, want in (case.get("expect") or {}).items():
