@@ -49,6 +49,7 @@ def _metric_text(metrics: dict, name: str) -> Optional[str]:
 
 VERDICT_WORDS = {"rules_out": "ruled out", "confirms": "confirmed", "supports": "supported"}
 RECIPE_STATE_WORDS = {"never-run": "not run yet", "no-valid-run": "no valid run", "cant-tell": "can't tell",
+                      "waiting": "waiting for base",
                       "run": "ran"}
 
 

@@ -383,8 +383,9 @@ def rank(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bisects:
     """The candidates as suggestions, best first.
 
     Ties go to a candidate that can simply be run (no known blocker), then to
-    one that decides the next level under a confirmed parent, then to the
-    rule file's order (recipes, then missing runs, then bisects)."""
+    one that decides the next level under a confirmed parent, then to a run
+    that finishes one already spent (a missing base), then to the rule
+    file's order (recipes, then bisects)."""
     cands, _ = candidates(inv, ctx, statuses, bisects, states)
     return [s for _, s in _ranked(inv, ctx, cands, states, next_level, outcomes)]
 
@@ -406,11 +407,11 @@ def _ranked(inv: Investigation, ctx: Context, cands: Sequence[Candidate], states
             pos = (2, i)
         elif c.kind == "base":
             s = _base_suggestion(c, value, outs, inv)
-            pos = (1, i)
+            pos = (0, i)
         else:
             assert c.recipe is not None
             s = _recipe_suggestion(c, value, outs, state_of[c.id], ctx)
-            pos = (0, order.get(c.id, i))
+            pos = (1, order.get(c.id, i))
         ranked.append(((-value, bool(s.blocked), -len(level & set(c.hypotheses)), pos), s))
     ranked.sort(key=lambda x: x[0])
     return ranked
