@@ -161,7 +161,10 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None) -> tuple[s
             since_view = _since(s, inv, since)
         no_recipe = [h for h in bundle.hypotheses if h.id in ev.untested]
         seen = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
-    return url, build(bundle, ev, since=since_view, similar=seen)
+        from triage.github.autopilot import dispatch_lines
+
+        dispatched = dispatch_lines(s, inv.id)
+    return url, build(bundle, ev, since=since_view, similar=seen, dispatched=dispatched)
 
 
 def _fitted(model: dict, templates: Optional[str]) -> str:
@@ -578,6 +581,44 @@ def replay(
                     orders=orders, seed=seed)
     prefix = bundle.spec.config_prefix or ""
     typer.echo(trace(rp, lambda c: c[len(prefix):] if prefix and c.startswith(prefix) and c != prefix else c), nl=False)
+
+
+@app.command()
+def autopilot(
+    pr: PR_OPT,
+    repo: REPO_OPT = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what it would start and why; send nothing (no network).")] = False,
+) -> None:
+    """Start the top suggestion through GitHub's workflow_dispatch (opt-in, within a budget).
+
+    Examples:
+
+    \b
+      triage autopilot --pr 30433 --dry-run    # what it would start, and why
+      triage autopilot --pr 30433              # start it (needs a token with actions: write)
+
+    Enabled by `autopilot: {max_runs: N, max_cost: C}` in the rule file, or
+    the PR label triage:autopilot. One run in flight at a time: it waits for
+    the run it started to be recorded (add-run --from-github), never starts
+    twice for one evaluation, never beyond the budget, never a recipe whose
+    last run was a known failure awaiting its remedy, and stops when the
+    verdict holds. Each start is recorded and shown in the comment.
+    """
+    from triage.github import GitHubClient
+    from triage.github.autopilot import run_for
+    from triage.kb import store
+
+    url, _ = _open()
+    with store.session(url) as s:
+        iid = store.find_investigation(s, pr, repo).id
+    if dry_run:
+        step = run_for(url, iid, None, dry_run=True)
+    else:
+        with GitHubClient() as client:
+            if not client.has_token:
+                raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
+            step = run_for(url, iid, client)
+    sys.stdout.write(step.text())
 
 
 @app.command("test")

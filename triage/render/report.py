@@ -54,7 +54,7 @@ RECIPE_STATE_WORDS = {"never-run": "not run yet", "no-valid-run": "no valid run"
 
 
 def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
-          similar: Optional[list] = None) -> dict:
+          similar: Optional[list] = None, dispatched: Optional[list] = None) -> dict:
     """The view model every renderer reads.
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
@@ -206,6 +206,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
         "untested": list(ev.untested),
+        "dispatched": list(dispatched or []),  # what autopilot started, in words
         "next_level": next_level,
         "confounds": [{"run_id": c.run.partition("/")[0], "config": c.run.partition("/")[2], "recipe": c.recipe,
                        "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
