@@ -66,8 +66,8 @@ def test_replay_cli_prints_the_trace_and_the_counts(cli, seeded):
     assert r.out.startswith("start: nightly-current (1p1d), 28873810961 (1p1d)\n")
     assert "  4. bisect:image at v0.5.14-rocm720-mi35x-20260626 (score 2.00) → 29277682836 (1p1d-imagebisect)" in r.out
     assert "       image-regression: open → confirmed\n" in r.out
-    assert "runs to verdict: 4 of 29 recorded (14%)\n" in r.out
-    assert "recorded order: 28 of 29 recorded (97%)\n" in r.out
+    assert "runs to verdict: 4 of 29 recorded (4/29 = 14%)\n" in r.out
+    assert "recorded order: 28 of 29 recorded (28/29 = 97%)\n" in r.out
     assert "random orders: median " in r.out and " over 3\n" in r.out
 
 

@@ -115,3 +115,23 @@ def test_outcomes_come_from_a_function_that_can_be_replaced():
     i = inv(base=RANKING)
     ranked = rank(i, Context(i), ev.statuses, ev.bisects, ev.recipes, ev.next_level, outcomes=only_wide)
     assert [(s.recipe, s.score) for s in ranked] == [("wide", 1.0)]
+
+
+def test_a_missing_reference_or_compared_with_run_is_asked_for():
+    base = PARENT.replace("    bad: {value: 0.878, n: 1319}\n", "    bad: {config: nightly}\n").replace(
+        "predicts: {h: unchanged}", "predicts: {h: recovers}")
+    base += """
+rules:
+  - id: same-as-twin
+    hypothesis: h
+    when: {config: probe, same_as: {config: twin}}
+    then: ruled_out
+"""
+    ev = evaluate(inv(base=base, runs=[run("1", "child", 0.94), run("2", "probe", 0.9)]))
+    by = {s.recipe: s for s in ev.suggestions}
+    assert set(by) == {"nightly", "twin"}
+    assert by["nightly"].kind == "base" and "(reference `bad`, for `child`)" in by["nightly"].why
+    assert by["nightly"].command == "ci -f configs=nightly"
+    assert by["twin"].why.startswith("run `twin` (compared with, for rule `same-as-twin`): without it `h` cannot")
+    assert by["nightly"].score == 1.0 and by["twin"].score == 0.5  # a recovery decides either way
+    assert ev.recipes[0].state == "waiting" and ev.recipes[0].waiting == ("nightly",)

@@ -161,9 +161,7 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None) -> tuple[s
             since_view = _since(s, inv, since)
         no_recipe = [h for h in bundle.hypotheses if h.id in ev.untested]
         seen = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
-        from triage.github.autopilot import dispatch_lines
-
-        dispatched = dispatch_lines(s, inv.id)
+        dispatched = store.dispatches(s, inv.id)
     return url, build(bundle, ev, since=since_view, similar=seen, dispatched=dispatched)
 
 

@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from triage.github.client import GitHubClient, GitHubError, GitHubNetworkError, GitHubPermissionError, GitHubServerError
 
-__all__ = ["DEFAULT_MAX_RUNS", "LABEL", "Step", "dispatch_lines", "fingerprint", "run_for"]
+__all__ = ["DEFAULT_MAX_RUNS", "LABEL", "Step", "fingerprint", "run_for"]
 
 DEFAULT_MAX_RUNS = 5
 LABEL = "triage:autopilot"
@@ -251,17 +251,3 @@ def _configs(bundle: Any, d: Any) -> set[str]:
     if spec is None or spec.config is None:
         return {r.config for r in bundle.runs} | {d.inputs.get("configs", "")}
     return {spec.config} if isinstance(spec.config, str) else set(spec.config)
-
-
-def dispatch_lines(s: Any, iid: str) -> list[str]:
-    """The dispatches of an investigation in words, for the comment."""
-    from triage.kb import store
-
-    out = []
-    for d in store.dispatches(s, iid):
-        what = d.inputs.get("configs") or d.suggestion
-        text = f"started {what}" + (f" at {d.point}" if d.point else "") + f": {d.reason}"
-        text += f" (run {d.run_id}" + (", recorded)" if d.done_at else ", in flight)") if d.run_id else (
-            " (recorded)" if d.done_at else " (in flight)")
-        out.append(text)
-    return out

@@ -59,7 +59,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
     ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
-    elsewhere" section.
+    elsewhere" section; ``dispatched`` (``store.dispatches``) what autopilot
+    started.
     """
     from triage.render import pictures
     from triage.rules.engine import combined_command, num
@@ -206,7 +207,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
         "untested": list(ev.untested),
-        "dispatched": list(dispatched or []),  # what autopilot started, in words
+        "dispatched": [_dispatch_line(d) for d in dispatched or []],  # what autopilot started, in words
         "next_level": next_level,
         "confounds": [{"run_id": c.run.partition("/")[0], "config": c.run.partition("/")[2], "recipe": c.recipe,
                        "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
@@ -285,6 +286,13 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
             "confounded": list(st.confounded),
         })
     return rows
+
+
+def _dispatch_line(d: Any) -> str:
+    """One run autopilot started (a ``Dispatch`` row), in words."""
+    text = f"started {d.inputs.get('configs') or d.suggestion}" + (f" at {d.point}" if d.point else "") + f": {d.reason}"
+    state = "recorded" if d.done_at else "in flight"
+    return text + (f" (run {d.run_id}, {state})" if d.run_id else f" ({state})")
 
 
 def _shortener(prefix: Optional[str]) -> Any:

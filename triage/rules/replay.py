@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import statistics
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from triage.errors import InputError
 from triage.rules.context import _provenance_matches
@@ -164,11 +164,11 @@ def replay(inv: Investigation, start: Sequence[str], targets: Mapping[str, str],
 def _count(k: Optional[float], h: int) -> str:
     if k is None:
         return f"never, with all {h} recorded"
-    share = f"{k / h:.0%}" if h else "—"
+    share = f"{k:g}/{h} = {k / h:.0%}" if h else "—"
     return f"{k:g} of {h} recorded ({share})"
 
 
-def trace(rp: Replay, short: "callable" = str) -> str:  # type: ignore[valid-type]
+def trace(rp: Replay, short: Callable[[str], str] = str) -> str:
     """The replay as text: the start, each step, the counts."""
     lines = [f"start: {', '.join(f'{r.run_id} ({short(r.config)})' for r in rp.start)}"]
     for i, st in enumerate(rp.steps, 1):

@@ -89,11 +89,12 @@ def _missing(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
 
 def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid: Sequence[str],
                        ctx: Context) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(hypothesis, decided / can't tell / waiting for X / no data, the configs it waits for) per prediction."""
-    rule = f"predicts:{recipe.id}"
+    """(hypothesis, decided / can't tell / waiting for X / no data, the configs it waits for) per prediction.
+
+    ``items``: the evidence of this recipe's predictions."""
     out = []
     for h, pred in recipe.predicts.items():
-        mine = [e for e in items if e.rule == rule and e.hypothesis == h and "invalid-run" not in e.flags]
+        mine = [e for e in items if e.hypothesis == h and "invalid-run" not in e.flags]
         if any(e.verdict != "inconclusive" for e in mine):
             out.append((h, "decided", ()))
         elif mine:
@@ -114,6 +115,9 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
     prediction of an open hypothesis has no data: its base or a reference has
     no valid run), or run; and per prediction whether it was decided."""
     undecided = {h for h, s in statuses.items() if s in UNDECIDED}
+    by_rule: dict[str, list[EvidenceItem]] = {}
+    for e in items:
+        by_rule.setdefault(e.rule, []).append(e)
     out = []
     for recipe in inv.recipes:
         runs = sorted(ctx.by_config.get(recipe.id, []), key=_run_order)
@@ -128,7 +132,7 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
             out.append(RecipeState(recipe.id, "no-valid-run", keys, (), ctx.invalid_reason(newest, brief=True) or "",
                                    blocked=_blocker(newest, ctx)))
             continue
-        preds = _prediction_states(recipe, items, valid, ctx)
+        preds = _prediction_states(recipe, by_rule.get(f"predicts:{recipe.id}", []), valid, ctx)
         per = tuple((h, word) for h, word, _ in preds)
         waiting = tuple(dict.fromkeys(c for h, _, waits in preds if h in undecided for c in waits))
         cant = [e for e in items if e.counts and e.verdict == "inconclusive" and "invalid-run" not in e.flags
