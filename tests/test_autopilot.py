@@ -199,3 +199,18 @@ def test_a_lost_answer_is_never_sent_again_and_a_run_without_id_is_found_by_its_
                "--set", "image=v0.5.13.post1-rocm720-mi35x-20260623").code == 0
     r = cli("autopilot", "--pr", str(PR))
     assert r.out.startswith("started bisect:image at latest"), r.out
+
+
+def test_run_for_takes_an_open_session_and_a_dry_run_needs_no_client(cli, pilot, tmp_path, monkeypatch):
+    from triage.github.autopilot import run_for
+    from triage.kb import store
+
+    with store.session(store.resolve_url(None)) as s:
+        step = run_for(s, "kimik26-disagg", None, dry_run=True)
+    assert step.action == "would-start" and step.dispatch["point"] == "v0.5.13.post1-rocm720-mi35x-20260623"
+    assert step.dispatch["inputs"] == {"image": "v0.5.13.post1-rocm720-mi35x-20260623",
+                                       "configs": "kimik26-fp8-1k1k-1p1d-imagebisect"}
+    assert pilot.requests == []
+    monkeypatch.delenv("GITHUB_TOKEN")
+    r = cli("autopilot", "--pr", str(PR))
+    assert r.code == 2 and "no GitHub token" in r.err and pilot.requests == []

@@ -442,7 +442,7 @@ def _base_suggestion(c: Candidate, value: float, outs: Sequence[Outcome], inv: I
     template = c.recipe.run if c.recipe is not None else next(
         (w.run for w, _ in c.waiting if isinstance(w, RecipeSpec) and w.run), None)
     hyps = ", ".join(f"`{h}`" for h in c.hypotheses)
-    state = f"missing: {', '.join(c.whats)}"
+    state = "missing: " + ", ".join(c.whats).replace("`", "")
     why = f"run `{c.id}` ({', '.join(c.whats)}): without it {hyps} cannot be decided"
     lines = _describe(outs)
     why += "".join(f"; {o}" for o in lines)
