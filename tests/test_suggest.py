@@ -135,3 +135,22 @@ rules:
     assert by["twin"].why.startswith("run `twin` (compared with, for rule `same-as-twin`): without it `h` cannot")
     assert by["nightly"].score == 1.0 and by["twin"].score == 0.5  # a recovery decides either way
     assert ev.recipes[0].state == "waiting" and ev.recipes[0].waiting == ("nightly",)
+
+
+def test_a_rule_part_waiting_for_its_comparison_asks_for_it_and_a_support_only_rule_does_not():
+    base = PARENT + """
+rules:
+  - id: both
+    hypothesis: h
+    when:
+      all:
+        - {config: probe, same_as: {config: twin}}
+        - {config: other, at_least: gate}
+    then: confirmed
+  - id: hint
+    hypothesis: h
+    when: {config: probe, same_as: {config: cousin}}
+    then: supports
+"""
+    ev = evaluate(inv(base=base, runs=[run("2", "probe", 0.9)]))
+    assert [(s.recipe, s.kind) for s in ev.suggestions] == [("twin", "base"), ("child", "recipe")]  # tie: the missing run

@@ -87,6 +87,16 @@ def _missing(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+def _rule_waits(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
+    """The runs a rule's comparisons wait for, where the runs it selects have data."""
+    if cond.config is not None or cond.run is not None:
+        metric = cond.metric or ctx.spec.metric
+        has = any(ctx.invalid_reason(r) is None and metric in r.metrics for r in ctx.select(cond))
+        return _missing(cond, ctx) if has else []
+    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
+    return list(dict.fromkeys(w for sub in subs for w in _rule_waits(sub, ctx)))
+
+
 def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid: Sequence[str],
                        ctx: Context) -> list[tuple[str, str, tuple[str, ...]]]:
     """(hypothesis, decided / can't tell / waiting for X / no data, the configs it waits for) per prediction.
@@ -341,13 +351,9 @@ def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bi
         attempts = _trailing_invalid(ctx.by_config.get(recipe.id, []), ctx)
         out.append(Candidate("recipe", recipe.id, decides, recipe.cost or 1.0, attempts, recipe=recipe))
     for rule in inv.rules:
-        if rule.hypothesis not in undecided or not (rule.when.config or rule.when.run):
+        if rule.hypothesis not in undecided:
             continue
-        own = ctx.select(rule.when)
-        metric = rule.when.metric or ctx.spec.metric
-        if not any(ctx.invalid_reason(r) is None and metric in r.metrics for r in own):
-            continue
-        for config, what in _missing(rule.when, ctx):
+        for config, what in _rule_waits(rule.when, ctx):
             bases.setdefault(config, []).append((rule, (rule.hypothesis,), f"{what}, for rule `{rule.id}`"))
     by_id = {c.id: i for i, c in enumerate(out) if c.kind == "recipe"}
     for config, waits in bases.items():
@@ -406,6 +412,8 @@ def _ranked(inv: Investigation, ctx: Context, cands: Sequence[Candidate], states
         if not outs:
             continue
         value = score(c, outs, weights)
+        if c.kind == "base" and value == 0:
+            continue  # what waits for it would only be supported
         if c.kind == "bisect" and c.bisect is not None:
             s = _bisect_suggestion(c.bisect, value, c.hypotheses, outs)
             pos = (2, i)
