@@ -19,7 +19,13 @@ Endpoints (all under ``fake.url``; every one but ``/_blob`` needs
   pagination (default 30, max 100), ascending id, ``Link`` with next/last
   (and first/prev); POST answers 201, 422 above ``fake.max_comment_chars``.
 * ``GET|PATCH /repos/{o}/{r}/issues/comments/{id}``.
-* ``GET /repos/{o}/{r}/pulls/{n}`` (after :meth:`FakeGitHub.add_pull`).
+* ``GET /repos/{o}/{r}/pulls/{n}`` (after :meth:`FakeGitHub.add_pull`, with its ``labels``).
+* ``POST /repos/{o}/{r}/actions/workflows/{workflow}/dispatches`` -- recorded in
+  ``fake.dispatches``; ``fake.on_dispatch(repo, workflow, ref, inputs)`` may
+  return a run it added (:meth:`FakeGitHub.add_workflow_run`): the dispatched
+  run, which then answers as ``workflow_run`` data.  With
+  ``return_run_details: true`` the answer is 200 with its ``workflow_run_id``,
+  ``run_url`` and ``html_url``, else 204.
 * ``GET /repos/{o}/{r}/actions/runs/{id}``, ``.../runs/{id}/jobs`` (paginated,
   ``{total_count, jobs}``), ``.../runs/{id}/artifacts``,
   ``.../actions/jobs/{id}/logs`` (302 -> text blob) and ``.../runs/{id}/logs``
@@ -254,6 +260,8 @@ class FakeGitHub:
         self._run_logs: dict[tuple[str, int], dict[str, str] | int] = {}
         self._artifacts: dict[tuple[str, int], list[dict]] = {}
         self._pulls: dict[tuple[str, int], dict] = {}
+        self.dispatches: list[dict] = []
+        self.on_dispatch: Any = None
         self._next_job_id = 399_444_496
         self._blobs: dict[str, tuple[str, bytes]] = {}
         self._injections: list[Injection] = []
@@ -369,12 +377,15 @@ class FakeGitHub:
 
     # -- state: pulls and actions -------------------------------------------
 
-    def add_pull(self, repo: str, number: int, *, head_sha: str = "f" * 40, head_ref: str = "feature") -> dict:
+    def add_pull(self, repo: str, number: int, *, head_sha: str = "f" * 40, head_ref: str = "feature",
+                 labels: list[str] | None = None) -> dict:
         pull = copy.deepcopy(self._pull_example)
         pull.update(
             number=number,
             url=f"{self.url}/repos/{repo}/pulls/{number}",
             html_url=f"https://github.com/{repo}/pull/{number}",
+            labels=[{"id": i + 1, "name": name, "color": "ededed", "default": False}
+                    for i, name in enumerate(labels or [])],
         )
         if isinstance(pull.get("head"), dict):
             pull["head"].update(sha=head_sha, ref=head_ref)
@@ -605,6 +616,7 @@ class FakeGitHub:
             (rf"GET {repo}/issues/comments/(?P<cid>\d+)", self._get_comment),
             (rf"PATCH {repo}/issues/comments/(?P<cid>\d+)", self._update_comment),
             (rf"GET {repo}/pulls/(?P<number>\d+)", self._get_pull),
+            (rf"POST {repo}/actions/workflows/(?P<workflow>[^/]+)/dispatches", self._dispatch),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)", self._get_run),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/jobs", self._list_jobs),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/artifacts", self._list_artifacts),
@@ -656,14 +668,22 @@ class FakeGitHub:
             chunk, headers = self._page(items, f"/repos/{repo}/issues/{number}/comments", query)
             return _json_reply(200, copy.deepcopy(chunk), headers)
 
-    def _comment_body(self, body: bytes) -> str | _Reply:
+    @staticmethod
+    def _json_with(body: bytes, key: str) -> dict | _Reply:
+        """The request's JSON object, which must carry the text ``key``; else GitHub's 400/422."""
         try:
             data = json.loads(body or b"null")
         except ValueError:
             return _error(400, "Problems parsing JSON")
-        if not isinstance(data, dict) or not isinstance(data.get("body"), str):
-            return _json_reply(422, {"message": "Invalid request.\n\n\"body\" wasn't supplied.",
+        if not isinstance(data, dict) or not isinstance(data.get(key), str):
+            return _json_reply(422, {"message": f"Invalid request.\n\n\"{key}\" wasn't supplied.",
                                      "documentation_url": "https://docs.github.com/rest", "status": "422"})
+        return data
+
+    def _comment_body(self, body: bytes) -> str | _Reply:
+        data = self._json_with(body, "body")
+        if isinstance(data, _Reply):
+            return data
         if len(data["body"]) > self.max_comment_chars:
             return _json_reply(422, _too_long_body())
         return data["body"]
@@ -704,6 +724,18 @@ class FakeGitHub:
         with self._lock:
             pull = self._pulls.get((repo, int(number)))
             return _json_reply(200, copy.deepcopy(pull)) if pull else _error(404, "Not Found")
+
+    def _dispatch(self, repo: str, workflow: str, query: dict, body: bytes) -> _Reply:
+        data = self._json_with(body, "ref")
+        if isinstance(data, _Reply):
+            return data
+        inputs = data.get("inputs") or {}
+        with self._lock:
+            self.dispatches.append({"repo": repo, "workflow": workflow, "ref": data["ref"], "inputs": inputs})
+        run = self.on_dispatch(repo, workflow, data["ref"], inputs) if self.on_dispatch else None
+        if data.get("return_run_details") and run is not None:
+            return _json_reply(200, {"workflow_run_id": run["id"], "run_url": run["url"], "html_url": run["html_url"]})
+        return _Reply(204)
 
     def _get_run(self, repo: str, run_id: str, query: dict, body: bytes) -> _Reply:
         with self._lock:

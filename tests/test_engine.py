@@ -354,7 +354,7 @@ def test_bisect_checks_its_ends_first():
     _, b = bisect_of([img("1", "d3", 0.879)])
     assert b.next == "d1" and not b.ends_ok
     assert b.ends == "good end d1 not tested yet; bad end d5 not tested yet"
-    assert b.steps == 2  # d1 itself, then d2
+    assert b.steps == 3  # d1 itself, then d2, and the bad end d5 before it is done
     _, b = bisect_of([img("1", "d1", 0.879), img("2", "d5", 0.879)])
     assert b.next is None and b.command is None
     assert "the good end d1 is bad: the regression is older than this range" in b.notes[0]

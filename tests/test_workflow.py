@@ -61,8 +61,13 @@ def test_trigger_is_a_completed_workflow_run(workflow):
 
 def test_permissions_are_exactly_what_it_needs(workflow):
     assert workflow["permissions"] == {"actions": "read", "contents": "read", "pull-requests": "write"}
-    for job in workflow["jobs"].values():
-        assert "permissions" not in job  # no job asks for more
+    for name, job in workflow["jobs"].items():
+        if name != "autopilot":
+            assert "permissions" not in job  # no job asks for more
+    # the opt-in autopilot job alone may start workflows
+    autopilot = workflow["jobs"]["autopilot"]
+    assert autopilot["permissions"] == {"actions": "write", "contents": "read", "pull-requests": "read"}
+    assert autopilot["if"] == "vars.TRIAGE_AUTOPILOT != ''" and autopilot["needs"] == ["record", "post"]
 
 
 def test_event_values_reach_scripts_only_through_env(workflow):
@@ -74,7 +79,7 @@ def test_event_values_reach_scripts_only_through_env(workflow):
 def test_the_knowledge_base_and_the_token_come_from_secrets(workflow):
     assert workflow["env"]["TRIAGE_DB"] == "${{ secrets.TRIAGE_DB }}"
     for _, step in steps(workflow):
-        if any(words[1] in ("add-run", "post") for words in command_lines(step.get("run", ""))):
+        if any(words[1] in ("add-run", "post", "autopilot") for words in command_lines(step.get("run", ""))):
             assert step["env"]["GITHUB_TOKEN"] == "${{ secrets.GITHUB_TOKEN }}"
 
 
@@ -97,6 +102,7 @@ def test_every_triage_command_it_runs_exists_with_its_options(workflow, cli):
             seen.add((command[0], frozenset(options)))
     assert ("add-run", frozenset({"--pr", "--from-github", "--config-from"})) in seen
     assert ("post", frozenset({"--pr"})) in seen
+    assert ("autopilot", frozenset({"--pr"})) in seen
 
 
 # --------------------------------------------------------------------------
@@ -194,6 +200,7 @@ def actions(workflow, fake_github, tmp_path):
             "secrets.TRIAGE_DB": f"sqlite:///{tmp_path / 'kb.sqlite'}",
             "vars.TRIAGE_PR": (variables or {}).get("TRIAGE_PR"),
             "vars.TRIAGE_CONFIG_FROM": (variables or {}).get("TRIAGE_CONFIG_FROM"),
+            "vars.TRIAGE_AUTOPILOT": (variables or {}).get("TRIAGE_AUTOPILOT"),
         }
         fake_github.add_workflow_run(REPO, run["id"], jobs=[
             {"name": "test (gpu-a)", "conclusion": "success", "log": "ok\n"},
@@ -224,6 +231,21 @@ def test_a_run_of_a_pr_is_recorded_and_posted(actions, fake_github, tmp_path):
     assert comment["body"].rstrip().endswith("<!-- triage:investigation=octo-drop -->")
     assert runner.logs[-1].startswith(f"created {comment['html_url']}")
     assert all(fake_github.token not in log for log in runner.logs)
+
+
+def test_autopilot_runs_after_post_only_when_asked_for(actions, fake_github, tmp_path):
+    runner = actions(payload(with_prs=True))
+    runner.job("record")
+    runner.job("post")
+    assert runner.job("autopilot") == {} and fake_github.calls("GET", "/repos/*/pulls/*") == []
+    fake_github.add_pull(REPO, PR)
+    runner = actions(payload(with_prs=True), {"TRIAGE_AUTOPILOT": "on"})
+    runner.job("record")
+    runner.job("post")
+    runner.job("autopilot")
+    assert runner.logs[-1].startswith("autopilot is not enabled for octo-drop: no autopilot: in the rule file and "
+                                      f"no triage:autopilot label on {REPO}#{PR}")
+    assert fake_github.calls("POST", "/repos/*/actions/workflows/*") == []
 
 
 def test_a_run_of_no_pr_does_nothing(actions, fake_github, tmp_path):

@@ -208,3 +208,27 @@ class RunDeletion(SQLModel, table=True):
     because: str
     record: dict = _json()  # the run as `triage export` writes it, so it can be imported back
     at: datetime
+class Dispatch(SQLModel, table=True):
+    """A run ``triage autopilot`` started through GitHub's workflow_dispatch.
+
+    ``evaluation`` fingerprints the runs the decision was made on (never two
+    dispatches for one); ``done_at`` is set once the run it started is
+    recorded (at most one in flight per investigation).
+    """
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True)
+    suggestion: str  # the recipe id, "bisect:ID", or the missing config
+    kind: str  # recipe | bisect | base
+    point: Optional[str] = None  # for a bisect: the point
+    workflow: str
+    ref: str
+    inputs: dict = _json()
+    cost: float = 1.0
+    reason: str = ""  # "it decides the image bisect"
+    evaluation: str
+    at: datetime
+    run_id: Optional[str] = None  # the workflow run it became, when GitHub said
+    url: Optional[str] = None
+    done_at: Optional[datetime] = None
+    note: Optional[str] = None  # e.g. GitHub's answer was lost: it may have started

@@ -772,3 +772,39 @@ def known_hypotheses(s: Session, exclude: str) -> list[Any]:
             out.append(KnownHypothesis(inv.id, inv.repo, inv.pr, h.id, h.title, h.spec.get("text", ""), h.status,
                                        tuple(decisions)))
     return out
+
+
+# --------------------------------------------------------------------------
+# Autopilot dispatches
+
+
+def dispatches(s: Session, iid: str) -> list[m.Dispatch]:
+    q = select(m.Dispatch).where(m.Dispatch.investigation_id == iid).order_by(m.Dispatch.pk)
+    return list(s.execute(q).scalars())
+
+
+def record_dispatch(s: Session, row: m.Dispatch) -> m.Dispatch:
+    s.add(row)
+    s.flush()
+    return row
+
+
+def close_dispatches(s: Session, iid: str, configs_of: Any) -> list[m.Dispatch]:
+    """Mark done the dispatches whose run is recorded: its run id, or (when
+    GitHub did not say it) a run of one of ``configs_of(dispatch)`` recorded
+    after it was sent.  Returns the ones still in flight."""
+    t = m.Run.__table__
+    rows = list(s.execute(select(t.c.run_id, t.c.config, t.c.created_at).where(t.c.investigation_id == iid)))
+    open_ = []
+    for d in dispatches(s, iid):
+        if d.done_at is not None:
+            continue
+        configs = configs_of(d)
+        hit = next((r for r in rows if (d.run_id is not None and r.run_id == d.run_id) or (
+            d.run_id is None and r.config in configs and _utc(r.created_at) > _utc(d.at))), None)
+        if hit is None:
+            open_.append(d)
+        else:
+            d.done_at, d.run_id = now(), hit.run_id
+    s.flush()
+    return open_

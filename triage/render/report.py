@@ -50,16 +50,18 @@ def _metric_text(metrics: dict, name: str) -> Optional[str]:
 
 VERDICT_WORDS = {"rules_out": "ruled out", "confirms": "confirmed", "supports": "supported"}
 RECIPE_STATE_WORDS = {"never-run": "not run yet", "no-valid-run": "no valid run", "cant-tell": "can't tell",
+                      "waiting": "waiting for base",
                       "run": "ran"}
 
 
 def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
-          similar: Optional[list] = None) -> dict:
+          similar: Optional[list] = None, dispatched: Optional[list] = None) -> dict:
     """The view model every renderer reads.
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
     ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
-    elsewhere" section.
+    elsewhere" section; ``dispatched`` (``store.dispatches``) what autopilot
+    started.
     """
     from triage.render import digest, pictures
     from triage.rules.engine import combined_command, num
@@ -224,6 +226,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
         "untested": list(ev.untested),
+        "dispatched": [_dispatch_line(d) for d in dispatched or []],  # what autopilot started, in words
         "next_level": next_level,
         "confounds": [{"run_id": c.run.partition("/")[0], "config": c.run.partition("/")[2], "recipe": c.recipe,
                        "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
@@ -337,6 +340,11 @@ def _short_rule(rule: str, short: Any) -> str:
 
 
 EVIDENCE_KEYS = ("run_id", "config", "runs", "rule", "verdict", "reason", "flags")
+def _dispatch_line(d: Any) -> str:
+    """One run autopilot started (a ``Dispatch`` row), in words."""
+    text = f"started {d.inputs.get('configs') or d.suggestion}" + (f" at {d.point}" if d.point else "") + f": {d.reason}"
+    state = "recorded" if d.done_at else "in flight"
+    return text + (f" (run {d.run_id}, {state})" if d.run_id else f" ({state})")
 
 
 def _shortener(prefix: Optional[str]) -> Any:

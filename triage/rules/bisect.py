@@ -180,13 +180,15 @@ def evaluate_bisect(b: BisectSpec, ctx: Context) -> BisectState:
                 nxt = _midpoint([i for i in inside if kinds[i] in wanted])
                 if nxt is not None:
                     break
+            if nxt is None and not ends_ok:  # the boundary is found: check the ends it rests on
+                nxt = 0 if kinds[0] != "good" else n - 1
     steps = 0
     if nxt is not None:
         # an unchecked end costs one run of its own before the halving starts
-        unchecked = ({0} if not goods else set()) | ({n - 1} if not bads else set())
+        unchecked = ({0} if kinds[0] != "good" else set()) | ({n - 1} if kinds[n - 1] != "bad" else set())
         between = [i for i in inside if i not in unchecked]
         steps = math.ceil(math.log2(len(between) + 1)) + len(unchecked)
-    done = bool(goods and bads and hi == lo + 1)
+    done = bool(goods and bads and hi == lo + 1 and ends_ok)
     command = None
     if nxt is not None and b.run:
         command = b.run.replace("{point}", labels[nxt]).replace("{axis}", " + ".join(axis))

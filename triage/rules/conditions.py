@@ -63,14 +63,21 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
     sel = selection
     if cond.config is not None or cond.run is not None or cond.provenance:
         sel = ctx.select(cond, None if (cond.config is not None or cond.run is not None) else selection)
+    # With no selection from the context or a selector, `all`/`any`/`not` leave
+    # each part to choose its runs; only what this node compares looks at them all.
+    free = sel is None and cond.status is None
     if sel is None:
-        sel = list(ctx.runs)
+        looks = (bool(cond.comparisons()) or cond.min_runs is not None or cond.status is not None
+                 or cond.count is not None or cond.distinct is not None
+                 or not (cond.all or cond.any or cond.not_ is not None))
+        sel = list(ctx.runs) if looks else []
     anything = any(ctx.invalid_reason(r) is None for r in sel)  # before the status filter, for counting
     explicitly_invalid: set[str] = set()
     if cond.status is not None:
         wanted = {cond.status} if isinstance(cond.status, str) else set(cond.status)
         sel = [r for r in sel if r.status in wanted]
         explicitly_invalid = wanted & set(INVALID_STATUSES)
+    sub_sel = None if free else sel
     valid, invalid = [], []
     for r in sel:
         why = ctx.invalid_reason(r)
@@ -92,12 +99,12 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
     for key in ("all", "any"):
         subs = getattr(cond, key)
         if subs:
-            sub_results = [evaluate_condition(c, ctx, sel) for c in subs]
+            sub_results = [evaluate_condition(c, ctx, sub_sel) for c in subs]
             combined = Result(_and(sub_results) if key == "all" else _or(sub_results))
             _merge(combined, sub_results)
             results.append(combined)
     if cond.not_ is not None:
-        sub = evaluate_condition(cond.not_, ctx, sel)
+        sub = evaluate_condition(cond.not_, ctx, sub_sel)
         neg = Result(_not(sub.value))
         _merge(neg, [sub])
         results.append(neg)

@@ -471,6 +471,9 @@ def check_file(f: LoadedFile) -> list[Problem]:
         known_hypothesis(ev.hypothesis, ("evidence", i, "hypothesis"))
     for i, b in enumerate(spec.bisects):
         check_condition(b.good_when, ("bisects", i, "good_when"))
+        for outcome, hyps in b.decides.items():
+            for name in hyps:
+                known_hypothesis(name, ("bisects", i, "decides", outcome, name), key=True)
         labels = b.point_labels()
         if len(set(labels)) != len(labels):
             problem(("bisects", i, "points"), "bisect points must be distinct")

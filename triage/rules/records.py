@@ -133,13 +133,16 @@ class RecipeState:
     """Where a recipe stands: never run, no valid run, can't tell, or run (decided)."""
 
     recipe: str
-    state: str  # never-run | no-valid-run | cant-tell | run
+    state: str  # never-run | no-valid-run | cant-tell | waiting | run
     runs: tuple[str, ...] = ()
     valid: tuple[str, ...] = ()
     why: str = ""  # for no-valid-run: the newest attempt's failure; for cant-tell: the reading
     needed: tuple[str, ...] = ()  # for cant-tell: what would decide it
     blocked: str = ""  # a failure that a plain re-run will not fix, with its remedy
     confounded: tuple[str, ...] = ()  # confounded provenance keys of its runs
+    # per prediction: (hypothesis, "decided" | "can't tell" | "waiting for CONFIG" | "no data")
+    predictions: tuple[tuple[str, str], ...] = ()
+    waiting: tuple[str, ...] = ()  # for waiting: the configs (base, reference) it waits for
 
 
 @dataclass(frozen=True)
@@ -149,10 +152,12 @@ class Suggestion:
     why: str
     command: Optional[str]
     score: float
-    kind: str = "recipe"  # recipe | bisect
+    kind: str = "recipe"  # recipe | bisect | base (a missing base, reference or comparison run)
     state: str = ""  # never run / no valid run yet (…) / can't tell yet / bisect step
     outcomes: tuple[str, ...] = ()  # "recovers to good ⇒ a confirmed, b ruled out", …
     advice: str = ""  # what to change before running it (samples, repeats, a remedy)
+    blocked: str = ""  # its last run hit a known failure a plain re-run will not fix
+    point: Optional[str] = None  # for a bisect: the point to run
 
 
 @dataclass(frozen=True)

@@ -168,6 +168,23 @@ class Reference(Strict):
         return self
 
 
+class DispatchSpec(Strict):
+    """How to start a recipe or bisect point through GitHub's workflow_dispatch:
+    the workflow file, the ref, and the inputs (``{ids}``, ``{point}`` and each
+    axis key are filled in as in ``run:``)."""
+
+    workflow: str = Field(min_length=1)
+    ref: str = Field(min_length=1)
+    inputs: dict[str, Scalar] = {}
+
+
+class AutopilotSpec(Strict):
+    """``triage autopilot`` may start the top suggestion itself, within this budget."""
+
+    max_runs: int = Field(ge=1)
+    max_cost: Optional[float] = Field(default=None, gt=0)
+
+
 class InvestigationSpec(Strict):
     id: str = Field(pattern=ID_RE)
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -187,6 +204,7 @@ class InvestigationSpec(Strict):
     # run without changing what is measured (a branch name, a runner id):
     # never reported as confounds.
     ignore_provenance: list[str] = []
+    autopilot: Optional[AutopilotSpec] = None
 
     @field_validator("tolerance")
     @classmethod
@@ -225,6 +243,7 @@ class HypothesisSpec(Strict):
     override: Optional[Override] = None
     exclusive: bool = False  # at most one of its children may be confirmed
     vary: list[str] = []  # the variables it says matter, to tell it from its rivals
+    prior: Optional[float] = Field(default=None, gt=0)  # weight in the ranking of suggestions (default 1)
 
 
 class RecipeSpec(Strict):
@@ -238,6 +257,7 @@ class RecipeSpec(Strict):
     tests: list[str] = []
     predicts: dict[str, Prediction] = {}
     run: Optional[str] = None
+    dispatch: Optional[DispatchSpec] = None
     cost: Optional[float] = Field(default=None, gt=0)
     note: Optional[str] = None
 
@@ -298,6 +318,15 @@ class BisectSpec(Strict):
     config: Optional[Union[str, list[str]]] = None  # only runs of these configs count
     run: Optional[str] = None  # command template: {point}, {axis} and each axis key filled in
     marks: list[BisectMark] = []
+    dispatch: Optional[DispatchSpec] = None
+    # what the bisect's answer decides: {first_bad_found: {hypothesis: verdict}}
+    decides: dict[Literal["first_bad_found"], dict[str, str]] = {}
+
+    @field_validator("decides")
+    @classmethod
+    def _decides(cls, v: dict) -> dict:
+        return {k: {h: verdict_word(w, "decides: a verdict must be one of ruled_out, confirmed, supports, "
+                                      "inconclusive") for h, w in hs.items()} for k, hs in v.items()}
 
     @model_validator(mode="after")
     def _shape(self) -> "BisectSpec":
