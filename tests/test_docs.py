@@ -63,6 +63,7 @@ def test_readme_has_shell_blocks():
 def test_every_readme_command_runs_as_written(tmp_path, fake_github):
     for name in ("rules", "examples", "templates"):
         shutil.copytree(ROOT / name, tmp_path / name)
+    fake_github.add_pull("sgl-project/sglang", 30433)  # the bundled investigation's PR
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIAGE_")}
     env |= {
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
