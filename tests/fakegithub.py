@@ -202,6 +202,7 @@ class Injection:
     drop: bool = False
     delay: float = 0.0
     used: int = 0
+    passthrough: bool = False  # only the delay: then answered as usual
 
     def matches(self, method: str, path: str) -> bool:
         if self.times is not None and self.used >= self.times:
@@ -487,6 +488,13 @@ class FakeGitHub:
             self._injections.append(inj)
         return inj
 
+    def slow(self, method: str, pattern: str, delay: float, *, times: int | None = None) -> Injection:
+        """Answer matching requests as usual, each ``delay`` seconds late (widens races)."""
+        inj = Injection(method, pattern, 200, None, {}, times, delay=delay, passthrough=True)
+        with self._lock:
+            self._injections.append(inj)
+        return inj
+
     def inject_secondary_rate_limit(self, method: str, pattern: str, *, retry_after: int | None = 1,
                                     status: int = 403, times: int = 1) -> Injection:
         headers = {"x-ratelimit-remaining": "4990", "x-ratelimit-limit": "5000"}
@@ -567,6 +575,8 @@ class FakeGitHub:
                 injection.used += 1
         if injection is not None and injection.delay:
             time.sleep(injection.delay)
+        if injection is not None and injection.passthrough:
+            return self._route(role, method, path, query, headers, body)
         if injection is not None and not injection.perform:
             return self._canned(injection)
         reply = self._route(role, method, path, query, headers, body)

@@ -183,3 +183,27 @@ class Post(SQLModel, table=True):
     action: str
     at: datetime
     since: Optional[datetime] = None  # the baseline of the body's "new since" line, if it had one
+
+
+class Delivery(SQLModel, table=True):
+    """A webhook delivery received by ``triage serve``: the durable work queue.
+
+    Keyed by GitHub's ``X-GitHub-Delivery`` id, so a redelivery is recognised
+    and changes nothing.  ``state`` is ``queued`` (waiting, or waiting for its
+    retry at ``next_at``), ``running``, ``done``, ``ignored`` (nothing to do)
+    or ``failed`` (retries exhausted; listed at ``/deliveries``).
+    """
+
+    __table_args__ = (Index("ix_delivery_state_next", "state", "next_at"),)
+
+    id: str = Field(primary_key=True)
+    event: str
+    action: Optional[str] = None
+    payload: dict = _json()
+    installation_id: Optional[int] = None
+    state: str = "queued"
+    attempts: int = 0
+    next_at: datetime
+    received_at: datetime
+    finished_at: Optional[datetime] = None
+    outcome: Optional[str] = None  # what the last attempt did, or why it failed
