@@ -207,3 +207,35 @@ def test_dashboard_escapes_and_serves_json(server, fake_github, tmp_path):
     assert doc["investigation"]["id"] == "octo-drop" and len(doc["runs"]) == 2
     assert srv.get(f"/pr/{REPO}/999").status_code == 404
     assert srv.get("/pr/x/y/abc").status_code == 404
+
+
+def test_as_a_github_app_with_installation_tokens_refreshed_before_expiry(server, fake_github, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    (tmp_path / "app.pem").write_text(private)
+    fake_github.enable_app("4242", public, installations={REPO: 777}, token_lifetime=240)  # < 5 min: refresh
+    for i in range(2):
+        add_run(fake_github, RUN + i)
+    srv = server(env={"TRIAGE_APP_ID": "4242", "TRIAGE_APP_PRIVATE_KEY_FILE": str(tmp_path / "app.pem"),
+                      "GITHUB_TOKEN": ""})
+    body = fixture_bytes(WITH_PR)  # carries no installation: the repository's is looked up
+    srv.send(body, "workflow_run")
+    srv.wait_settled(1)
+    srv.send(with_run(body, RUN + 1), "workflow_run")
+    rows = srv.wait_settled(2)
+    assert [r[1] for r in rows] == ["done", "done"], rows
+    (comment,) = fake_github.comments(REPO, PR)
+    assert comment["user"]["login"] == "triage-app[bot]" and str(RUN + 1) in comment["body"]
+    assert len(fake_github.calls("POST", "/app/installations/777/access_tokens")) == 2
+    assert len(fake_github.calls("GET", f"/repos/{REPO}/installation")) == 1
+    api = [c for c in fake_github.calls() if c.path.startswith("/repos/") and not c.path.endswith("/installation")]
+    assert all(c.headers["authorization"][7:] in fake_github.installation_tokens for c in api)
+    assert "PRIVATE KEY" not in srv.log() and not any(t in srv.log() for t in fake_github.installation_tokens)
+    started = [x for x in srv.log_lines() if x.get("outcome") == "listening"]
+    assert started[0]["github"] == "GitHub App 4242"

@@ -18,6 +18,7 @@ from triage.kb import store
 __all__ = ["overview", "investigation_page", "render", "chart_svg", "mark"]
 
 CHART_WIDTH, LABEL_WIDTH, BAR_HEIGHT = 760, 300, 22
+LABEL_CHARS = 42  # longer run labels are cut (the bar's tooltip has all of it)
 
 
 @lru_cache(maxsize=1)
@@ -145,8 +146,9 @@ def chart_svg(series: Optional[dict]) -> Any:
     for i, b in enumerate(series["bars"]):
         y = top + i * BAR_HEIGHT
         w = max(1.0, x(b["value"]) - LABEL_WIDTH)
+        label = b["label"] if len(b["label"]) <= LABEL_CHARS else b["label"][:LABEL_CHARS - 1] + "…"
         parts.append(f'<text x="{LABEL_WIDTH - 6}" y="{y + 15}" text-anchor="end" class="bar-label">'
-                     f'{escape(b["label"])}</text>')
+                     f'{escape(label)}</text>')
         parts.append(f'<rect class="bar" x="{LABEL_WIDTH}" y="{y + 3}" width="{w:.1f}" height="{BAR_HEIGHT - 6}" '
                      f'fill="#4c78a8"><title>{escape(b["label"])}: {_num(b["value"])}</title></rect>')
         parts.append(f'<text x="{LABEL_WIDTH + w + 4:.1f}" y="{y + 15}" class="bar-value">{_num(b["value"])}</text>')
