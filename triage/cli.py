@@ -663,8 +663,8 @@ def serve(
     Examples:
 
     \b
-      TRIAGE_WEBHOOK_SECRET=... triage --db postgresql+psycopg://triage@db/triage serve --host 0.0.0.0
-      triage serve --insecure-no-signature     # local: the dashboard at http://127.0.0.1:8080/
+      triage serve --insecure-no-signature    # local: the dashboard at http://127.0.0.1:8080/
+      triage serve --host 0.0.0.0 --workers 8 # behind TLS, with TRIAGE_WEBHOOK_SECRET and TRIAGE_DB set
 
     POST /webhook takes GitHub's deliveries, signed with TRIAGE_WEBHOOK_SECRET
     (X-Hub-Signature-256; wrong or missing: 401). Each completed workflow run
