@@ -42,8 +42,8 @@ def _insert_ignore(s: Any, values: dict) -> bool:
             return False
         s.add(m.Delivery(**values))
         return True
-    result = s.execute(insert(m.Delivery).values(**values).on_conflict_do_nothing(index_elements=["id"]))
-    return result.rowcount == 1
+    stmt = insert(m.Delivery).values(**values).on_conflict_do_nothing(index_elements=["id"])
+    return s.execute(stmt.returning(m.Delivery.id)).scalar() is not None
 
 
 class Queue:
