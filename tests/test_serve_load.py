@@ -82,3 +82,26 @@ def test_killed_mid_queue_the_restarted_server_finishes_the_work(server, fake_gi
     assert len(fake_github.comments(REPO, PR)) == 1
     started = [x for x in again.log_lines() if x.get("outcome") == "started"]
     assert started[-1]["recovered"] == 1
+
+
+def test_sigterm_finishes_the_delivery_in_hand_and_keeps_the_rest_queued(server, fake_github, tmp_path):
+    for i in range(4):
+        add_run(fake_github, RUN + i)
+    fake_github.slow("GET", f"/repos/{REPO}/actions/runs/*/jobs", 1.5)
+    srv = server("--workers", "1")
+    body = fixture_bytes(WITH_PR)
+    for i in range(4):
+        assert srv.send(with_run(body, RUN + i), "workflow_run", f"term-{i}").status_code == 202
+    deadline = time.monotonic() + 30
+    while not any(r[1] == "running" for r in srv.deliveries()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.stop() in (0, -15)  # SIGTERM: uvicorn shuts down, then ends by the signal it got
+    states = [r[1] for r in srv.deliveries()]
+    assert "running" not in states and states.count("done") >= 1 and states.count("queued") >= 2
+    stopped = [x for x in srv.log_lines() if x.get("outcome") == "stopped"]
+    assert stopped and stopped[-1]["queued"] == states.count("queued")
+
+    fake_github._injections.clear()
+    again = server()
+    assert [r[1] for r in again.wait_settled(4)] == ["done"] * 4
+    assert len(runs(tmp_path)) == 8
