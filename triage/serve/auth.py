@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 
 from triage.errors import InputError, RuntimeFailure
 from triage.github.client import GitHubClient, GitHubError
+from triage.github.comments import DEFAULT_BOT_LOGIN
 
 __all__ = ["Credentials", "AppCredentials", "TokenCredentials", "from_environment"]
 
@@ -34,12 +35,17 @@ JWT_LIFETIME = 540
 
 
 class Credentials:
-    """Hands out a :class:`GitHubClient` for a delivery."""
+    """Hands out a :class:`GitHubClient` for a delivery: shared between the
+    workers (its connections are reused) and owned here, so never closed by them."""
 
     bot_login: Optional[str] = None
     kind = "token"
 
     def client(self, installation_id: Optional[int], repo: str) -> GitHubClient:
+        raise NotImplementedError
+
+    def login(self, client: GitHubClient) -> str:
+        """The account whose comments are ours."""
         raise NotImplementedError
 
 
@@ -48,9 +54,19 @@ class TokenCredentials(Credentials):
 
     def __init__(self, make: Callable[..., GitHubClient] = GitHubClient) -> None:
         self._make = make
+        self._lock = threading.Lock()
+        self._client: Optional[GitHubClient] = None
 
     def client(self, installation_id: Optional[int], repo: str) -> GitHubClient:
-        return self._make()
+        with self._lock:
+            if self._client is None:
+                self._client = self._make()
+            return self._client
+
+    def login(self, client: GitHubClient) -> str:
+        if self.bot_login is None:  # asked once: the token's login, else the Actions bot
+            self.bot_login = client.viewer_login() or DEFAULT_BOT_LOGIN
+        return self.bot_login
 
 
 class AppCredentials(Credentials):
@@ -71,9 +87,8 @@ class AppCredentials(Credentials):
         self._make = make
         self._clock = clock
         self._lock = threading.Lock()
-        self._tokens: dict[int, tuple[str, float]] = {}
+        self._tokens: dict[int, tuple[str, float, GitHubClient]] = {}
         self._installations: dict[str, int] = {}
-        self.minted = 0  # installation tokens obtained (for tests and /healthz)
 
     def jwt(self) -> str:
         import jwt
@@ -100,23 +115,26 @@ class AppCredentials(Credentials):
                 self._installations[repo] = int(c.get_json(f"/repos/{repo}/installation")["id"])
         return self._installations[repo]
 
-    def token(self, installation_id: int) -> str:
+    def client(self, installation_id: Optional[int], repo: str) -> GitHubClient:
+        """A client with the installation's token, replaced with a new token
+        (and client) five minutes before the old one expires."""
+        installation_id = self._installation(installation_id, repo)
         with self._lock:
             cached = self._tokens.get(installation_id)
             if cached is not None and cached[1] - self._clock() > REFRESH_BEFORE:
-                return cached[0]
+                return cached[2]
             with self._app_client() as c:
                 data = c.json(c.request("POST", f"/app/installations/{installation_id}/access_tokens"))
             token, expires = data.get("token"), data.get("expires_at")
             if not token or not expires:
                 raise GitHubError(f"GitHub gave no installation token for installation {installation_id}")
             at = datetime.fromisoformat(str(expires).replace("Z", "+00:00")).timestamp()
-            self._tokens[installation_id] = (token, at)
-            self.minted += 1
-            return token
+            # The old client is left to the workers still using it (and the collector).
+            self._tokens[installation_id] = (token, at, self._make(token=token))
+            return self._tokens[installation_id][2]
 
-    def client(self, installation_id: Optional[int], repo: str) -> GitHubClient:
-        return self._make(token=self.token(self._installation(installation_id, repo)))
+    def login(self, client: GitHubClient) -> str:
+        return self.bot_login or DEFAULT_BOT_LOGIN
 
 
 def from_environment(env: Optional[dict] = None, make: Callable[..., GitHubClient] = GitHubClient) -> Credentials:

@@ -1,17 +1,19 @@
 """One delivery's work: record the run's jobs, evaluate, post; retried on failure.
 
-For each investigation the run feeds (:func:`~triage.serve.webhook.investigations_for`),
-under that investigation's lock (one writer per PR in this process):
+For each investigation the run feeds (:func:`~triage.serve.webhook.investigations_for`):
 
-1. the run's jobs are fetched and recorded through the ``--from-github`` path
-   (``ingest.fromgithub``: extractors and signatures read each job's log) --
-   a ``workflow_job`` delivery records its one job, so a long matrix updates
-   as its legs finish;
-2. the investigation is evaluated and the sticky comment created or updated
+1. the run's jobs and logs are fetched (``ingest.fromgithub``, the
+   ``--from-github`` path) -- a ``workflow_job`` delivery takes its one job,
+   so a long matrix updates as its legs finish;
+2. under the investigation's lock (one writer per PR in this process) they
+   are recorded (extractors and signatures read each log), then the
+   investigation is evaluated and the sticky comment created or updated
    (``post``, the same function as ``triage post``; an unchanged body is not
-   written again);
+   written again).  When another delivery for the same investigation is
+   already waiting for the lock, the post is left to it: its comment shows
+   these runs too, so a burst of deliveries makes one post, not one each;
 3. when ``triage.github.autopilot`` exists, its ``run_for(client, db_url,
-   investigation_id)`` runs next, under the same lock.
+   investigation_id)`` runs after each post, under the same lock.
 
 A GitHub, network or database failure is retried with backoff (the queue);
 a payload that cannot be read fails at once.  Each delivery ends in one
@@ -47,19 +49,36 @@ def log_delivery(**fields: Any) -> None:
     log.info(json.dumps(fields, ensure_ascii=False, sort_keys=False, default=str))
 
 
+@dataclass
+class Slot:
+    """An investigation's lock, how many workers wait for it, and whether runs
+    were recorded that its comment does not show yet."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    waiting: int = 0
+    dirty: bool = False
+
+
 class Locks:
     """One lock per investigation: its runs, its evaluation and its comment have one writer."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
+        self._slots: dict[str, Slot] = {}
 
     @contextmanager
-    def hold(self, key: str) -> Iterator[None]:
+    def hold(self, key: str) -> Iterator[Slot]:
         with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            yield
+            slot = self._slots.setdefault(key, Slot())
+            slot.waiting += 1
+        with slot.lock:
+            with self._guard:
+                slot.waiting -= 1
+            yield slot
+
+    def waiting(self, slot: Slot) -> int:
+        with self._guard:
+            return slot.waiting
 
 
 @dataclass
@@ -121,17 +140,14 @@ class Processor:
 
     def process(self, delivery: Any) -> Outcome:
         ev = run_event(delivery.event, delivery.payload)
-        with self.credentials.client(delivery.installation_id, ev.repo) as client:
-            if ev.job is not None:
-                self._complete_job_event(client, ev)
-            with store.session(self.url) as s:
-                targets = [(inv.id, dict((inv.spec or {}).get("match") or {})) for inv in investigations_for(s, ev)]
-            if not targets:
-                return Outcome("ignored", f"no investigation follows {ev.repo} run {ev.run_id}")
-            texts = []
-            for iid, match in targets:
-                with self.locks.hold(iid):
-                    texts.append(self._one(client, ev, iid, match))
+        client = self.credentials.client(delivery.installation_id, ev.repo)
+        if ev.job is not None:
+            self._complete_job_event(client, ev)
+        with store.session(self.url) as s:
+            targets = [(inv.id, dict((inv.spec or {}).get("match") or {})) for inv in investigations_for(s, ev)]
+        if not targets:
+            return Outcome("ignored", f"no investigation follows {ev.repo} run {ev.run_id}")
+        texts = [self._one(client, ev, iid, match) for iid, match in targets]
         return Outcome("done", "; ".join(texts), [iid for iid, _ in targets])
 
     @staticmethod
@@ -158,12 +174,31 @@ class Processor:
             raise
         if not items:
             return f"{iid}: job {ev.job.get('name')!r} is not one of its configs"
+        text = f"{iid}: nothing recorded"
+        with self.locks.hold(iid) as slot:  # fetched outside it: only the writes wait
+            try:
+                with store.session(self.url) as s:
+                    inv = store.find_investigation(s, ident=iid)
+                    recorded = fromgithub.record(s, inv, items)
+                    pr, repo = inv.pr, inv.repo
+                slot.dirty = True
+                text = f"{iid}: {len(recorded)} run(s) recorded"
+            finally:
+                # A worker waiting for this investigation posts after its own
+                # runs, showing these too: one post for a burst, not one each.
+                if slot.dirty and self.locks.waiting(slot) == 0:
+                    text += ", " + self._post(client, iid, slot)
+                elif slot.dirty:
+                    text += ", comment left to the next delivery"
+        return text
+
+    def _post(self, client: Any, iid: str, slot: Slot) -> str:
         with store.session(self.url) as s:
             inv = store.find_investigation(s, ident=iid)
-            recorded = fromgithub.record(s, inv, items)
             pr, repo = inv.pr, inv.repo
-        result, _, _ = self.post(client, pr, repo, bot_login=self.bot_login or self.credentials.bot_login)
-        text = f"{iid}: {len(recorded)} run(s) recorded, comment {result.action}"
+        result, _, _ = self.post(client, pr, repo, bot_login=self.bot_login or self.credentials.login(client))
+        slot.dirty = False
+        text = f"comment {result.action}"
         run_for = _autopilot()
         if run_for is not None:
             said = run_for(client, self.url, iid)
