@@ -239,3 +239,17 @@ def test_as_a_github_app_with_installation_tokens_refreshed_before_expiry(server
     assert "PRIVATE KEY" not in srv.log() and not any(t in srv.log() for t in fake_github.installation_tokens)
     started = [x for x in srv.log_lines() if x.get("outcome") == "listening"]
     assert started[0]["github"] == "GitHub App 4242"
+
+
+def test_a_run_of_a_repository_nobody_follows_costs_no_github_call(server, fake_github, tmp_path):
+    srv = server()
+    data = json.loads(fixture_bytes(WITH_PR))
+    data["repository"]["full_name"] = "someone-else/their-repo"
+    assert srv.send(json.dumps(data).encode(), "workflow_run").status_code == 202
+    job = {"action": "completed", "repository": data["repository"],
+           "workflow_job": {"id": 5, "run_id": 6, "name": "build", "status": "completed", "conclusion": "success"}}
+    assert srv.send(json.dumps(job).encode(), "workflow_job").status_code == 202  # its PR would need the run
+    rows = srv.wait_settled(2)
+    assert [r[1] for r in rows] == ["ignored", "ignored"]
+    assert all("no investigation follows someone-else/their-repo" in r[3] for r in rows)
+    assert fake_github.requests == []

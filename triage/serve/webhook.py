@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 from triage.errors import InputError
 
-__all__ = ["RunEvent", "signature_ok", "wanted", "run_event", "matches", "investigations_for"]
+__all__ = ["RunEvent", "signature_ok", "wanted", "run_event", "matches", "of_repo", "investigations_for"]
 
 WORK_EVENTS = ("workflow_run", "workflow_job")
 
@@ -103,12 +103,16 @@ def matches(repo: str, pr: int, match: Optional[dict], ev: RunEvent) -> bool:
     return bool(branches) and any(fnmatchcase(ev.branch, g) for g in branches)
 
 
-def investigations_for(s: Any, ev: RunEvent) -> list[Any]:
-    """The investigations of the knowledge base that the run feeds."""
+def of_repo(s: Any, repo: str) -> list[Any]:
+    """The investigations of a repository (names compared without case, as GitHub does)."""
     from sqlalchemy import func, select
 
     from triage.kb import models as m
 
-    rows = s.execute(select(m.Investigation).where(func.lower(m.Investigation.repo) == ev.repo.lower())
-                     .order_by(m.Investigation.id)).scalars().all()
-    return [inv for inv in rows if matches(inv.repo, inv.pr, (inv.spec or {}).get("match"), ev)]
+    return list(s.execute(select(m.Investigation).where(func.lower(m.Investigation.repo) == repo.lower())
+                          .order_by(m.Investigation.id)).scalars())
+
+
+def investigations_for(s: Any, ev: RunEvent) -> list[Any]:
+    """The investigations of the knowledge base that the run feeds."""
+    return [inv for inv in of_repo(s, ev.repo) if matches(inv.repo, inv.pr, (inv.spec or {}).get("match"), ev)]

@@ -37,7 +37,7 @@ from triage.ingest import fromgithub
 from triage.kb import store
 
 from .queue import Queue
-from .webhook import RunEvent, investigations_for, run_event
+from .webhook import RunEvent, investigations_for, of_repo, run_event
 
 __all__ = ["Locks", "Processor", "log_delivery"]
 
@@ -140,6 +140,10 @@ class Processor:
 
     def process(self, delivery: Any) -> Outcome:
         ev = run_event(delivery.event, delivery.payload)
+        with store.session(self.url) as s:
+            followed = bool(of_repo(s, ev.repo))
+        if not followed:  # settled without a token or a call to GitHub
+            return Outcome("ignored", f"no investigation follows {ev.repo}")
         client = self.credentials.client(delivery.installation_id, ev.repo)
         if ev.job is not None:
             self._complete_job_event(client, ev)
