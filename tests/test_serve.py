@@ -190,6 +190,12 @@ def test_a_failing_delivery_is_retried_then_listed(server, fake_github, tmp_path
     logged = [x for x in srv.log_lines() if x.get("delivery") == "doomed" and "attempt" in x]
     assert [x["outcome"] for x in logged] == ["retrying", "failed"]
 
+    add_run(fake_github, RUN)  # the cause fixed, the delivery is redelivered from GitHub's page
+    again = srv.send(fixture_bytes(WITH_PR), "workflow_run", "doomed")
+    assert again.status_code == 202 and again.json()["outcome"] == "requeued"
+    assert srv.wait_settled(1)[0][1:3] == ("done", 1)
+    assert len(fake_github.comments(REPO, PR)) == 1
+
 
 def test_dashboard_escapes_and_serves_json(server, fake_github, tmp_path):
     add_run(fake_github, RUN)

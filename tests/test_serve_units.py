@@ -12,6 +12,8 @@ import pytest
 from tests.serving import fixture_bytes
 from tests.test_postgres import _database
 from triage.errors import InputError
+from triage.kb import models as m
+from triage.kb import store
 from triage.serve.queue import Queue
 from triage.serve.webhook import RunEvent, matches, run_event, signature_ok, wanted
 
@@ -77,10 +79,10 @@ def db_url(request, tmp_path):
 
 def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
     q = Queue(db_url, max_attempts=2, backoff=60)
-    assert q.put("d1", "workflow_run", "completed", {"a": 1}, 7)
-    assert not q.put("d1", "workflow_run", "completed", {"a": 2}, 7)  # a redelivery
+    assert q.put("d1", "workflow_run", "completed", {"a": 1}, 7) == "queued"
+    assert q.put("d1", "workflow_run", "completed", {"a": 2}, 7) == "duplicate"  # a redelivery
     for i in range(2, 41):
-        assert q.put(f"d{i}", "workflow_run", "completed", {"n": i}, None)
+        assert q.put(f"d{i}", "workflow_run", "completed", {"n": i}, None) == "queued"
     claimed: list[str] = []
     lock = threading.Lock()
 
@@ -108,3 +110,10 @@ def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
     assert q.counts() == {"done": 1, "queued": 38, "failed": 1}
     first = q.claim()
     assert first is not None and first.payload == {"n": 4} and first.attempts == 2
+    with store.session(db_url) as s:
+        assert s.get(m.Delivery, "d1").payload == {}  # settled: only its outcome is kept
+        assert s.get(m.Delivery, "d3").payload == {"n": 3}
+    assert q.put("d1", "workflow_run", "completed", {"a": 3}, 7) == "duplicate"
+    assert q.put("d3", "workflow_run", "completed", {"n": 3}, None) == "requeued"  # failed: redelivered by hand
+    assert q.counts() == {"done": 1, "queued": 38, "running": 1}
+    assert [d.attempts for d in q.listing("queued") if d.id == "d3"] == [0]

@@ -5,7 +5,8 @@ Routes:
 * ``POST /webhook``: size limit (413), ``X-Hub-Signature-256`` (401, nothing
   stored), JSON (400); ``ping`` 200; a completed ``workflow_run`` or
   ``workflow_job`` is stored in the queue and answered 202 at once (200 for a
-  redelivery, which changes nothing); anything else 202, ignored.
+  redelivery, which changes nothing, unless that delivery had failed: then it
+  is queued again); anything else 202, ignored.
 * ``GET /`` every investigation; ``GET /pr/{owner}/{name}/{n}`` one report as
   HTML, ``…/{n}.json`` as JSON; ``GET /deliveries`` (``.json``) the failed and
   recent deliveries; all read-only, behind ``--auth TOKEN`` when given.
@@ -127,12 +128,12 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
             return answer(202, "ignored", action)
         installation = payload.get("installation")
         installation_id = installation.get("id") if isinstance(installation, dict) else None
-        new = await run_in_threadpool(queue.put, delivery, event, action, payload,
-                                      installation_id if isinstance(installation_id, int) else None)
-        if not new:
+        stored = await run_in_threadpool(queue.put, delivery, event, action, payload,
+                                         installation_id if isinstance(installation_id, int) else None)
+        if stored == "duplicate":
             return answer(200, "duplicate", action)
         wake.set()
-        return answer(202, "queued", action, delivery=delivery)
+        return answer(202, stored, action, delivery=delivery)
 
     def authorised(request: Request) -> bool:
         if not settings.auth:

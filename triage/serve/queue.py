@@ -4,7 +4,8 @@ A delivery is stored before the webhook is answered, so nothing acknowledged
 is lost: a server killed mid-queue finds its work at the next start
 (:meth:`Queue.recover` puts deliveries left ``running`` back in the queue).
 Storing is insert-if-absent on the delivery id, so a redelivery (same id)
-changes nothing.  A worker :meth:`claims <Queue.claim>` the oldest due
+changes nothing -- unless the delivery had failed for good: then it is queued
+again.  A settled delivery keeps its outcome, not its payload.  A worker :meth:`claims <Queue.claim>` the oldest due
 delivery with a conditional update, so two workers never take the same one;
 a failed attempt is retried after 2, 4, 8, … seconds (at most
 ``backoff_cap``), and after ``max_attempts`` the delivery stays ``failed``.
@@ -54,14 +55,20 @@ class Queue:
         self.backoff_cap = backoff_cap
 
     def put(self, delivery_id: str, event: str, action: Optional[str], payload: Any,
-            installation_id: Optional[int], *, state: str = "queued", outcome: Optional[str] = None) -> bool:
-        """Store a delivery; False when one with this id was stored before (a redelivery)."""
+            installation_id: Optional[int]) -> str:
+        """Store a delivery: ``queued``; ``duplicate`` when this id was stored
+        before (a redelivery changes nothing), except that redelivering a
+        ``failed`` one queues it again with fresh attempts: ``requeued``."""
         now = utcnow()
-        values = dict(id=delivery_id, event=event, action=action, payload=payload if state == "queued" else {},
-                      installation_id=installation_id, state=state, attempts=0, next_at=now, received_at=now,
-                      finished_at=None if state == "queued" else now, outcome=outcome)
+        values = dict(id=delivery_id, event=event, action=action, payload=payload, installation_id=installation_id,
+                      state="queued", attempts=0, next_at=now, received_at=now, finished_at=None, outcome=None)
         with store.session(self.url) as s:
-            return _insert_ignore(s, values)
+            if _insert_ignore(s, values):
+                return "queued"
+            again = s.execute(update(m.Delivery).where(m.Delivery.id == delivery_id, m.Delivery.state == "failed")
+                              .values(state="queued", attempts=0, next_at=now, payload=payload,
+                                      installation_id=installation_id, finished_at=None)).rowcount
+            return "requeued" if again == 1 else "duplicate"
 
     def recover(self) -> int:
         """Put deliveries left ``running`` (by a server that died) back in the queue."""
@@ -89,10 +96,13 @@ class Queue:
         return None
 
     def finish(self, delivery_id: str, state: str, outcome: str) -> None:
-        """Mark a delivery ``done`` or ``ignored`` (or ``failed`` for good)."""
+        """Mark a delivery ``done`` or ``ignored`` (its payload is dropped), or
+        ``failed`` for good (its payload kept, for a redelivery to retry)."""
+        values: dict[str, Any] = dict(state=state, outcome=outcome[:2000], finished_at=utcnow())
+        if state != "failed":
+            values["payload"] = {}
         with store.session(self.url) as s:
-            s.execute(update(m.Delivery).where(m.Delivery.id == delivery_id)
-                      .values(state=state, outcome=outcome[:2000], finished_at=utcnow()))
+            s.execute(update(m.Delivery).where(m.Delivery.id == delivery_id).values(**values))
 
     def retry(self, delivery_id: str, attempts: int, error: str) -> str:
         """After a failed attempt: queue it again later, or give up; the new state."""
