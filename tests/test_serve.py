@@ -197,11 +197,14 @@ def test_a_failing_delivery_is_retried_then_listed(server, fake_github, tmp_path
     assert len(fake_github.comments(REPO, PR)) == 1
 
 
-def test_dashboard_escapes_and_serves_json(server, fake_github, tmp_path):
+def test_dashboard_escapes_and_serves_json(server, fake_github, tmp_path, cli):
     add_run(fake_github, RUN)
     srv = server()
     srv.send(fixture_bytes(WITH_PR), "workflow_run")
     srv.wait_settled(1)
+    r = cli("add-run", "--pr", str(PR), "--run-id", "<img src=x onerror=alert(2)>", "--config", "gpu-c",
+            "--status", "failed", "--url", "javascript:alert(1)")
+    assert r.code == 0, r.err
     index = srv.get("/")
     assert index.status_code == 200
     assert "<script>alert" not in index.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in index.text
@@ -210,8 +213,10 @@ def test_dashboard_escapes_and_serves_json(server, fake_github, tmp_path):
     assert page.status_code == 200 and "Leg &lt;b&gt;B&lt;/b&gt; is broken" in page.text
     assert re.search(r"<svg[^>]*class=\"chart\"", page.text) and page.text.count('<rect class="bar"') == 2
     doc = srv.get(f"/pr/{REPO}/{PR}.json").json()
-    assert doc["investigation"]["id"] == "octo-drop" and len(doc["runs"]) == 2
+    assert doc["investigation"]["id"] == "octo-drop" and len(doc["runs"]) == 3
     assert srv.get(f"/pr/{REPO}/999").status_code == 404
+    hostile = srv.get(f"/pr/{REPO}/{PR}").text
+    assert 'href="javascript:' not in hostile and "&lt;img src=x onerror=alert(2)&gt;" in hostile
     assert srv.get("/pr/x/y/abc").status_code == 404
 
 

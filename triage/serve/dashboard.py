@@ -31,7 +31,14 @@ def _env() -> Any:
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.globals.update(chart_svg=chart_svg)
+    env.filters["web_url"] = web_url
     return env
+
+
+def web_url(url: Any) -> Optional[str]:
+    """The URL when it is http(s), else None: a run's URL is user input (no ``javascript:``)."""
+    text = str(url or "").strip()
+    return text if text.lower().startswith(("https://", "http://")) else None
 
 
 def render(name: str, **context: Any) -> str:
