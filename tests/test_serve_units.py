@@ -117,3 +117,31 @@ def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
     assert q.put("d3", "workflow_run", "completed", {"n": 3}, None) == "requeued"  # failed: redelivered by hand
     assert q.counts() == {"done": 1, "queued": 38, "running": 1}
     assert [d.attempts for d in q.listing("queued") if d.id == "d3"] == [0]
+
+
+def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_github, tmp_path, monkeypatch, cli):
+    """The hook for `triage autopilot`: run_for(client, db_url, investigation_id) -> str | None."""
+    from tests.test_serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
+    from triage import cli as commands
+    from triage.serve import worker
+    from triage.serve.auth import TokenCredentials
+
+    write_rules(tmp_path)
+    add_run(fake_github, RUN)
+    assert cli("hypotheses", "--pr", str(PR)).code == 0  # the rule file loaded
+    url = store.resolve_url(None)
+    locks, calls = worker.Locks(), []
+
+    def run_for(client, db_url, investigation_id):
+        slot = locks._slots[investigation_id]
+        calls.append((db_url, investigation_id, slot.lock.locked(), len(fake_github.comments(REPO, PR))))
+        return "dispatched kimik26-fp8-1k1k-1p1d-aiterdecode"
+
+    monkeypatch.setattr(worker, "_autopilot", lambda: run_for)
+    q = Queue(url)
+    processor = worker.Processor(url, q, TokenCredentials(), commands._post_report, locks=locks)
+    q.put("auto-1", "workflow_run", "completed", json.loads(fixture_bytes(WITH_PR)), None)
+    assert processor.handle(q.claim()) == "done"
+    assert calls == [(url, "octo-drop", True, 1)]  # after the post, holding the lock
+    (row,) = q.listing()
+    assert row.outcome.endswith("comment created, autopilot: dispatched kimik26-fp8-1k1k-1p1d-aiterdecode")
