@@ -204,7 +204,11 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
                     pass
                 wake.clear()
                 continue
-            await loop.run_in_executor(pool, processor.handle, delivery)
+            try:
+                await loop.run_in_executor(pool, processor.handle, delivery)
+            except Exception as e:  # it could not even be settled: it stays running until the next start
+                log.error(json.dumps({"delivery": delivery.id, "outcome": "not settled", "error": type(e).__name__}))
+                await asyncio.sleep(settings.poll)
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
