@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test serve bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,12 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-test
 	$(BIN)/triage import examples/kimik26-disagg.runs.jsonl
 	$(BIN)/triage report --pr 30433 --format text
+
+# Install, load the bundled investigation into ./kb.sqlite, and serve the
+# dashboard at http://127.0.0.1:8080/ (no webhook secret: loopback only).
+serve: $(VENV)/.installed-test
+	$(BIN)/triage import examples/kimik26-disagg.runs.jsonl
+	$(BIN)/triage serve --insecure-no-signature
 
 # Install with the test extras and run the whole suite (PostgreSQL tests use
 # the local server; .ci/run starts it when it is down).

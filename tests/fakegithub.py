@@ -208,6 +208,7 @@ class Injection:
     drop: bool = False
     delay: float = 0.0
     used: int = 0
+    passthrough: bool = False  # only the delay: then answered as usual
 
     def matches(self, method: str, path: str) -> bool:
         if self.times is not None and self.used >= self.times:
@@ -279,6 +280,9 @@ class FakeGitHub:
         self._servers: list[ThreadingHTTPServer] = []
         self.base = ""
         self.blob_base = ""
+        # A GitHub App (see enable_app): id, slug, public key PEM, repo -> installation id
+        self.app: dict | None = None
+        self.installation_tokens: dict[str, float] = {}  # token -> expiry (epoch seconds)
 
     @property
     def token(self) -> str:
@@ -373,7 +377,32 @@ class FakeGitHub:
             return copy.deepcopy(self._comments.get((repo, number), []))
 
     def _viewer_login(self) -> str:
+        if self.viewer is None and self.app is not None:
+            return f"{self.app['slug']}[bot]"
         return self.viewer or "github-actions[bot]"
+
+    # -- state: a GitHub App -------------------------------------------------
+
+    def enable_app(self, app_id: str, public_key_pem: str, *, slug: str = "triage-app",
+                   installations: dict[str, int] | None = None, token_lifetime: int = 3600) -> None:
+        """Act as GitHub for an App: JWTs (RS256, checked with ``public_key_pem``) at
+        ``/app``, ``/repos/{repo}/installation`` and ``POST /app/installations/{id}/access_tokens``,
+        whose tokens then work like ``fake.token``; ``GET /user`` refuses them."""
+        self.app = {"id": str(app_id), "slug": slug, "key": public_key_pem, "lifetime": token_lifetime,
+                    "installations": dict(installations or {})}
+        self.viewer = None
+
+    def _jwt_ok(self, headers: dict) -> bool:
+        import jwt
+
+        auth = headers.get("authorization", "")
+        if self.app is None or not auth.startswith("Bearer "):
+            return False
+        try:
+            claims = jwt.decode(auth[7:], self.app["key"], algorithms=["RS256"], options={"require": ["iat", "exp", "iss"]})
+        except jwt.PyJWTError:
+            return False
+        return claims["iss"] == self.app["id"] and claims["exp"] - claims["iat"] <= 600
 
     # -- state: pulls and actions -------------------------------------------
 
@@ -498,6 +527,13 @@ class FakeGitHub:
             self._injections.append(inj)
         return inj
 
+    def slow(self, method: str, pattern: str, delay: float, *, times: int | None = None) -> Injection:
+        """Answer matching requests as usual, each ``delay`` seconds late (widens races)."""
+        inj = Injection(method, pattern, 200, None, {}, times, delay=delay, passthrough=True)
+        with self._lock:
+            self._injections.append(inj)
+        return inj
+
     def inject_secondary_rate_limit(self, method: str, pattern: str, *, retry_after: int | None = 1,
                                     status: int = 403, times: int = 1) -> Injection:
         headers = {"x-ratelimit-remaining": "4990", "x-ratelimit-limit": "5000"}
@@ -578,6 +614,8 @@ class FakeGitHub:
                 injection.used += 1
         if injection is not None and injection.delay:
             time.sleep(injection.delay)
+        if injection is not None and injection.passthrough:
+            return self._route(role, method, path, query, headers, body)
         if injection is not None and not injection.perform:
             return self._canned(injection)
         reply = self._route(role, method, path, query, headers, body)
@@ -599,7 +637,10 @@ class FakeGitHub:
             return self._serve_blob(role, path, headers)
         if role != "api":
             return _error(404, "Not Found")
-        if self.require_auth and headers.get("authorization") != f"Bearer {self.token}":
+        if path == "/app" or path.startswith("/app/") or re.fullmatch(r"/repos/[^/]+/[^/]+/installation", path):
+            if not self._jwt_ok(headers):
+                return _error(401, "A JSON web token could not be decoded")
+        elif self.require_auth and headers.get("authorization") != f"Bearer {self.token}" and not self._installation_ok(headers):
             return _error(401, "Bad credentials")
         for pattern, handler in self._routes():
             m = re.fullmatch(pattern, f"{method} {path}")
@@ -607,9 +648,36 @@ class FakeGitHub:
                 return handler(query=query, body=body, **m.groupdict())
         return _error(404, "Not Found")
 
+    def _installation_ok(self, headers: dict) -> bool:
+        auth = headers.get("authorization", "")
+        with self._lock:
+            expiry = self.installation_tokens.get(auth[7:]) if auth.startswith("Bearer ") else None
+        return expiry is not None and expiry > time.time()
+
+    def _get_app(self, query: dict, body: bytes) -> _Reply:
+        return _json_reply(200, {"id": int(self.app["id"]), "slug": self.app["slug"], "name": self.app["slug"]})
+
+    def _get_installation(self, repo: str, query: dict, body: bytes) -> _Reply:
+        iid = self.app["installations"].get(repo)
+        return _json_reply(200, {"id": iid, "app_id": int(self.app["id"])}) if iid else _error(404, "Not Found")
+
+    def _create_token(self, iid: str, query: dict, body: bytes) -> _Reply:
+        if int(iid) not in self.app["installations"].values():
+            return _error(404, "Not Found")
+        token = "ghs_" + secrets.token_hex(18)
+        TOKENS_IN_USE.add(token)
+        expires = time.time() + self.app["lifetime"]
+        with self._lock:
+            self.installation_tokens[token] = expires
+        stamp = datetime.fromtimestamp(expires, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _json_reply(201, {"token": token, "expires_at": stamp, "permissions": {"actions": "read"}})
+
     def _routes(self) -> list[tuple[str, Any]]:
         repo = r"/repos/(?P<repo>[^/]+/[^/]+)"
         return [
+            (r"GET /app", self._get_app),
+            (rf"GET {repo}/installation", self._get_installation),
+            (r"POST /app/installations/(?P<iid>\d+)/access_tokens", self._create_token),
             (r"GET /user", self._get_user),
             (rf"GET {repo}/issues/(?P<number>\d+)/comments", self._list_comments),
             (rf"POST {repo}/issues/(?P<number>\d+)/comments", self._create_comment),

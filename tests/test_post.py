@@ -175,7 +175,7 @@ def test_dry_run_needs_no_token(cli, gh, monkeypatch):
     ([], {"GITHUB_API_URL": "api.github.com"}, "Error: the GitHub API URL must start with http:// or https://"),
     (["--pr", "1"], {}, "Error: no investigation for PR 1."),
 ])
-def test_bad_input_exit_2_nothing_sent(cli, gh, monkeypatch, tmp_path, args, env, message):
+def test_bad_input_exit_2_or_3_nothing_sent(cli, gh, monkeypatch, tmp_path, args, env, message):
     for name, value in env.items():
         if value is None:
             monkeypatch.delenv(name)
@@ -183,7 +183,8 @@ def test_bad_input_exit_2_nothing_sent(cli, gh, monkeypatch, tmp_path, args, env
             monkeypatch.setenv(name, value)
     argv = ["post", "--pr", str(PR), *args] if "--pr" not in args else ["post", *args]
     r = cli(*argv)
-    assert r.code == 2 and r.err.startswith(message) and len(r.err.splitlines()) == 1
+    assert r.code == (3 if "no investigation" in message else 2)
+    assert r.err.startswith(message) and len(r.err.splitlines()) == 1
     assert gh.requests == [] and posts(tmp_path) == []
 
 
@@ -275,3 +276,15 @@ def test_the_comment_says_what_is_new_and_stays_unchanged_when_nothing_is(cli, g
     assert len(gh.writes()) == writes
     (again,) = gh.comments(REPO, PR)
     assert again["body"] == comment["body"]
+
+
+def test_offline_dry_run_asks_github_nothing(cli, gh, monkeypatch):
+    monkeypatch.delenv("GITHUB_TOKEN")
+    monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")  # nothing listens there
+    r = cli("post", "--pr", str(PR), "--offline")
+    assert r.code == 0, r.err
+    head, _, body = r.out.partition("\n\n")
+    assert head == (f"would create a new comment on {REPO}#{PR}\n"
+                    f"POST /repos/{REPO}/issues/{PR}/comments (body: {len(body):,} characters)")
+    assert body == cli("report", "--pr", str(PR), "--fit").out and body.rstrip().endswith(MARKER)
+    assert gh.requests == []

@@ -59,15 +59,25 @@ def test_trigger_is_a_completed_workflow_run(workflow):
     assert isinstance(trigger["workflows"], list) and trigger["workflows"]
 
 
-def test_permissions_are_exactly_what_it_needs(workflow):
-    assert workflow["permissions"] == {"actions": "read", "contents": "read", "pull-requests": "write"}
-    for name, job in workflow["jobs"].items():
-        if name != "autopilot":
-            assert "permissions" not in job  # no job asks for more
+def test_permissions_are_exactly_what_each_job_needs(workflow):
+    assert workflow["permissions"] == {}  # nothing by default
+    assert workflow["jobs"]["record"]["permissions"] == {"actions": "read", "contents": "read"}
+    assert workflow["jobs"]["post"]["permissions"] == {"contents": "read", "pull-requests": "write"}
     # the opt-in autopilot job alone may start workflows
     autopilot = workflow["jobs"]["autopilot"]
     assert autopilot["permissions"] == {"actions": "write", "contents": "read", "pull-requests": "read"}
     assert autopilot["if"] == "vars.TRIAGE_AUTOPILOT != ''" and autopilot["needs"] == ["record", "post"]
+
+
+def test_actions_are_pinned_to_commit_shas(workflow):
+    used = [step["uses"] for _, step in steps(workflow) if "uses" in step]
+    assert used and all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", u) for u in used), used
+
+
+def test_every_job_has_a_timeout_and_triage_is_pinned(workflow):
+    assert all(0 < job["timeout-minutes"] <= 30 for job in workflow["jobs"].values())
+    install = workflow["env"]["TRIAGE_INSTALL"]
+    assert re.search(r"(@v\d+\.\d+\.\d+|==\d+\.\d+\.\d+)$", install), install
 
 
 def test_event_values_reach_scripts_only_through_env(workflow):
@@ -76,11 +86,16 @@ def test_event_values_reach_scripts_only_through_env(workflow):
             assert "${{" not in step["run"], step.get("name")
 
 
-def test_the_knowledge_base_and_the_token_come_from_secrets(workflow):
-    assert workflow["env"]["TRIAGE_DB"] == "${{ secrets.TRIAGE_DB }}"
+def test_the_knowledge_base_and_the_token_come_from_secrets_only_where_needed(workflow):
+    assert "TRIAGE_DB" not in workflow["env"] and all("env" not in job for job in workflow["jobs"].values())
     for _, step in steps(workflow):
-        if any(words[1] in ("add-run", "post", "autopilot") for words in command_lines(step.get("run", ""))):
+        commands = {words[1] for words in command_lines(step.get("run", ""))}
+        if commands & {"add-run", "post", "autopilot"}:
             assert step["env"]["GITHUB_TOKEN"] == "${{ secrets.GITHUB_TOKEN }}"
+        if commands & {"add-run", "post", "report", "autopilot"}:
+            assert step["env"]["TRIAGE_DB"] == "${{ secrets.TRIAGE_DB }}"
+        else:
+            assert "TRIAGE_DB" not in step.get("env", {}), step.get("name")
 
 
 def test_posts_wait_for_each_other_per_pr(workflow):

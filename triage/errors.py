@@ -1,9 +1,10 @@
 """One exception family for everything triage reports to a user.
 
 Each error carries the process exit code it maps to at the command edge:
-2 for bad input (flags, values, rule files, records), 1 for runtime failures
-(network, database, remote API).  The CLI prints ``Error: <message>`` (or one
-line per problem for rule files) and exits with that code, never a traceback.
+2 for bad input (flags, values, rule files, records), 3 when no investigation
+names the PR asked for, 1 for runtime failures (network, database, remote
+API).  The CLI prints ``Error: <message>`` (or one line per problem for rule
+files) and exits with that code, never a traceback.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ class InputError(TriageError):
     """Bad input from the user: a flag, a value, a record, a file. Exit 2."""
 
     exit_code = 2
+
+
+class NoInvestigation(InputError):
+    """No investigation names the PR (or repository) asked for. Exit 3, so that a
+    workflow can tell "not ours, nothing to do" from a mistake (2)."""
+
+    exit_code = 3
 
 
 class RuntimeFailure(TriageError):

@@ -150,28 +150,33 @@ def fetch_workflow_run(
     jobs = client.paginate(f"/repos/{repo}/actions/runs/{run_id}/jobs", params={"filter": "latest"}, key="jobs")
     records: list[JobRecord] = []
     for job in jobs:
-        job_id = int(job["id"])
-        try:
-            status = status_for(job.get("conclusion"), job.get("status"))
-        except InputError:
-            status = "error"  # a job left unfinished inside a finished run
-        records.append(
-            JobRecord(
-                run_id=int(job.get("run_id") or run_id),
-                job_id=job_id,
-                name=str(job.get("name") or job_id),
-                status=status,
-                conclusion=job.get("conclusion"),
-                html_url=job.get("html_url"),
-                head_sha=job.get("head_sha") or run.get("head_sha"),
-                head_branch=job.get("head_branch") or run.get("head_branch"),
-                started_at=job.get("started_at"),
-                completed_at=job.get("completed_at"),
-                log_text=fetch_job_log(client, repo, job_id) if with_logs else None,
-                github_status=job.get("status"),
-            )
-        )
+        record = job_record(job, run)
+        if with_logs:
+            record.log_text = fetch_job_log(client, repo, record.job_id)
+        records.append(record)
     return run, records
+
+
+def job_record(job: dict, run: dict) -> JobRecord:
+    """One job (an item of the jobs list, or a ``workflow_job`` webhook's job) without its log."""
+    job_id = int(job["id"])
+    try:
+        status = status_for(job.get("conclusion"), job.get("status"))
+    except InputError:
+        status = "error"  # a job left unfinished inside a finished run
+    return JobRecord(
+        run_id=int(job.get("run_id") or run.get("id")),
+        job_id=job_id,
+        name=str(job.get("name") or job_id),
+        status=status,
+        conclusion=job.get("conclusion"),
+        html_url=job.get("html_url"),
+        head_sha=job.get("head_sha") or run.get("head_sha"),
+        head_branch=job.get("head_branch") or run.get("head_branch"),
+        started_at=job.get("started_at"),
+        completed_at=job.get("completed_at"),
+        github_status=job.get("status"),
+    )
 
 
 def download_run_logs(

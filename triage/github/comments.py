@@ -95,11 +95,13 @@ def upsert_comment(
     *,
     bot_login: str | None = None,
     dry_run: bool = False,
+    offline: bool = False,
 ) -> PostResult:
     """Create or update the sticky comment on issue/PR ``number`` of ``repo``.
 
     Dry run reads (``/user``, the comment list) but never writes; the result
-    describes the write it would make in ``request``.
+    describes the write it would make in ``request``.  Offline sends nothing
+    at all: the result is the create it would make without a comment.
     """
     validate_repo(repo)
     if isinstance(number, bool) or not isinstance(number, int) or number <= 0:
@@ -110,11 +112,13 @@ def upsert_comment(
     if marker not in body:
         raise InputError("the comment body must contain the marker, or the next run could not find it")
 
+    create_path = f"/repos/{repo}/issues/{number}/comments"
+    if offline:
+        return PostResult("would create", None, None, _describe("POST", create_path, body))
     login = bot_login or client.viewer_login() or DEFAULT_BOT_LOGIN
     existing = find_own_comment(client, repo, number, marker, login)
     if existing is not None:
         return _update(client, repo, number, body, marker, login, existing, dry_run)
-    create_path = f"/repos/{repo}/issues/{number}/comments"
     if dry_run:
         return PostResult("would create", None, None, _describe("POST", create_path, body))
     return _create(client, repo, number, body, marker, login)

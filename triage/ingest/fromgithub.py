@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from triage.errors import InputError
-from triage.github.actions import JobRecord, fetch_job_log, fetch_workflow_run, log_lines
+from triage.github.actions import JobRecord, fetch_job_log, fetch_workflow_run, job_record, log_lines
 from triage.ingest.runs import parse_time
 from triage.kb import store
 
-__all__ = ["JobRun", "config_pattern", "fetch", "record"]
+__all__ = ["JobRun", "config_pattern", "fetch", "fetch_job", "record"]
 
 
 @dataclass
@@ -82,21 +82,42 @@ def fetch(
         names = ", ".join(repr(j.name) for j in jobs) or "none"
         why = f"no job matches --config-from {pattern.pattern!r}" if pattern is not None else "it has no jobs"
         raise InputError(f"nothing to record from workflow run {run_id} in {repo}: {why} (jobs: {names})")
-    out = []
-    for config, job in chosen.items():
-        text = fetch_job_log(client, repo, job.job_id)
-        prov = {k: v for k, v in (("sha", job.head_sha), ("branch", job.head_branch)) if v}
-        data = store.RunInput(
-            run_id=str(run.get("id") or run_id),
-            config=config,
-            status=job.status,
-            provenance={**prov, **(provenance or {})},
-            url=job.html_url,
-            time=parse_time(job.completed_at or job.started_at),
-            note=note,
-        )
-        out.append(JobRun(job, data, log_lines(text) if text is not None else None))
-    return out
+    return [_job_run(client, repo, str(run.get("id") or run_id), config, job, provenance, note)
+            for config, job in chosen.items()]
+
+
+def fetch_job(
+    client: Any,
+    repo: str,
+    job: dict,
+    *,
+    pattern: Optional[re.Pattern] = None,
+    provenance: Optional[dict[str, str]] = None,
+    note: Optional[str] = None,
+) -> list[JobRun]:
+    """One finished job (a ``workflow_job`` webhook's) as a run to record, with its log;
+    nothing when the pattern does not select it.  Its run may still be going."""
+    record = job_record(job, {})
+    config = _config(record.name, pattern)
+    if config is None:
+        return []
+    return [_job_run(client, repo, str(record.run_id), config, record, provenance, note)]
+
+
+def _job_run(client: Any, repo: str, run_id: str, config: str, job: JobRecord,
+             provenance: Optional[dict[str, str]], note: Optional[str]) -> JobRun:
+    text = fetch_job_log(client, repo, job.job_id)
+    prov = {k: v for k, v in (("sha", job.head_sha), ("branch", job.head_branch)) if v}
+    data = store.RunInput(
+        run_id=run_id,
+        config=config,
+        status=job.status,
+        provenance={**prov, **(provenance or {})},
+        url=job.html_url,
+        time=parse_time(job.completed_at or job.started_at),
+        note=note,
+    )
+    return JobRun(job, data, log_lines(text) if text is not None else None)
 
 
 def record(s: Any, inv: Any, items: list[JobRun]) -> list[tuple[Any, bool, list[str]]]:

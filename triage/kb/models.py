@@ -208,6 +208,8 @@ class RunDeletion(SQLModel, table=True):
     because: str
     record: dict = _json()  # the run as `triage export` writes it, so it can be imported back
     at: datetime
+
+
 class Dispatch(SQLModel, table=True):
     """A run ``triage autopilot`` started through GitHub's workflow_dispatch.
 
@@ -232,3 +234,27 @@ class Dispatch(SQLModel, table=True):
     url: Optional[str] = None
     done_at: Optional[datetime] = None
     note: Optional[str] = None  # e.g. GitHub's answer was lost: it may have started
+
+
+class Delivery(SQLModel, table=True):
+    """A webhook delivery received by ``triage serve``: the durable work queue.
+
+    Keyed by GitHub's ``X-GitHub-Delivery`` id, so a redelivery is recognised
+    and changes nothing.  ``state`` is ``queued`` (waiting, or waiting for its
+    retry at ``next_at``), ``running``, ``done``, ``ignored`` (nothing to do)
+    or ``failed`` (retries exhausted; listed at ``/deliveries``).
+    """
+
+    __table_args__ = (Index("ix_delivery_state_next", "state", "next_at"),)
+
+    id: str = Field(primary_key=True)
+    event: str
+    action: Optional[str] = None
+    payload: dict = _json()
+    installation_id: Optional[int] = None
+    state: str = "queued"
+    attempts: int = 0
+    next_at: datetime
+    received_at: datetime
+    finished_at: Optional[datetime] = None
+    outcome: Optional[str] = None  # what the last attempt did, or why it failed

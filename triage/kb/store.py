@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlmodel import Session, SQLModel, create_engine
 
-from triage.errors import InputError, RuntimeFailure
+from triage.errors import InputError, NoInvestigation, RuntimeFailure
 from triage.kb import models as m
 
 DEFAULT_DB = "kb.sqlite"
@@ -229,7 +229,7 @@ def find_investigation(s: Session, pr: Optional[int] = None, repo: Optional[str]
         known = s.execute(select(m.Investigation).order_by(m.Investigation.id)).scalars().all()
         hint = (" Known: " + ", ".join(f"{r.repo}#{r.pr}" for r in known) + ".") if known else \
             " Load a rule file that defines it (rules/*.yaml, or --rules PATH)."
-        raise InputError(f"no investigation for {what or 'that selection'}.{hint}")
+        raise NoInvestigation(f"no investigation for {what or 'that selection'}.{hint}")
     if len(rows) > 1:
         raise InputError(f"PR {pr} names several investigations ({', '.join(r.repo for r in rows)}): add --repo")
     return rows[0]

@@ -185,6 +185,25 @@ class AutopilotSpec(Strict):
     max_cost: Optional[float] = Field(default=None, gt=0)
 
 
+class MatchSpec(Strict):
+    """Which workflow runs feed the investigation (``triage serve``): globs, or lists of them."""
+
+    workflow: Union[str, list[str], None] = None  # only runs of these workflows (by name)
+    event: Union[str, list[str], None] = None  # only runs triggered so (schedule, push, ...)
+    branch: Union[str, list[str], None] = None  # runs on these branches count without the PR
+    config_from: Optional[str] = None  # a regex: the config is its first group in the job name
+
+    @field_validator("config_from")
+    @classmethod
+    def _regex(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"config_from is not a regular expression ({e})") from None
+        return v
+
+
 class InvestigationSpec(Strict):
     id: str = Field(pattern=ID_RE)
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -205,6 +224,7 @@ class InvestigationSpec(Strict):
     # never reported as confounds.
     ignore_provenance: list[str] = []
     autopilot: Optional[AutopilotSpec] = None
+    match: Optional[MatchSpec] = None  # the workflow runs that feed it, for `triage serve`
 
     @field_validator("tolerance")
     @classmethod

@@ -1,0 +1,147 @@
+"""The server's parts on their own: signatures, what a payload names, the queue
+(on SQLite and on the real PostgreSQL server)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+
+import pytest
+
+from tests.serving import fixture_bytes
+from tests.test_postgres import _database
+from triage.errors import InputError
+from triage.kb import models as m
+from triage.kb import store
+from triage.serve.queue import Queue
+from triage.serve.webhook import RunEvent, matches, run_event, signature_ok, wanted
+
+
+def test_signature_against_githubs_test_vector():
+    secret, body = b"It's a Secret to Everybody", b"Hello, World!"
+    good = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert signature_ok(secret, body, good)
+    for bad in (None, "", good.upper(), good[:-1] + "0", "sha1=" + good[7:], good.replace("sha256=", ""),
+                good + "00", "sha256=\u00e9"):
+        assert not signature_ok(secret, body, bad), bad
+    assert not signature_ok(b"another secret", body, good)
+
+
+def test_what_the_fixture_payloads_name():
+    ev = run_event("workflow_run", json.loads(fixture_bytes("workflow_run.completed.with-pull-requests.json")))
+    assert (ev.repo, ev.run_id, ev.workflow, ev.branch, ev.event, ev.prs) == \
+        ("octo-org/octo-repo", 289782451, "test", "master", "repository_dispatch", [2])
+    assert run_event("workflow_run", json.loads(fixture_bytes("workflow_run.completed.json"))).prs == []
+    assert wanted("workflow_run", {"action": "completed"}) and not wanted("workflow_run", {"action": "requested"})
+    assert not wanted("check_suite", json.loads(fixture_bytes("check_suite.completed.json")))
+    with pytest.raises(InputError, match="the workflow_run payload has no valid 'id'"):
+        run_event("workflow_run", {"repository": {"full_name": "o/r"}, "workflow_run": {"id": "1"}})
+    with pytest.raises(InputError, match="no valid 'repository'"):
+        run_event("workflow_job", {"workflow_job": {"id": 1, "run_id": 2}})
+
+
+@pytest.mark.parametrize("match, prs, branch, workflow, expected", [
+    (None, [2], "feature", "CI", True),                       # the PR's run
+    (None, [], "master", "CI", False),                        # no PR, no branch rule
+    (None, [3], "master", "CI", False),                       # another PR
+    ({"workflow": "Nightly*"}, [2], "x", "CI", False),         # the PR's, but not the workflow
+    ({"workflow": ["CI", "Nightly*"]}, [2], "x", "Nightly AMD", True),
+    ({"branch": "amd/*"}, [], "amd/mi355x", "CI", True),        # a nightly no PR owns
+    ({"branch": "amd/*", "workflow": "Nightly*"}, [], "amd/mi355x", "CI", False),
+    ({"branch": "amd/*", "event": "schedule"}, [], "amd/x", "CI", False),  # triggered otherwise
+])
+def test_which_runs_feed_an_investigation(match, prs, branch, workflow, expected):
+    ev = RunEvent("Octo-Org/octo-repo", 1, workflow, branch, "push", prs)
+    assert matches("octo-org/octo-repo", 2, match, ev) is expected
+    assert not matches("octo-org/other", 2, match, ev)
+
+
+def test_a_bad_match_in_a_rule_file_is_refused_with_its_place(cli, tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "x.yaml").write_text(
+        "schema_version: 1\ninvestigation:\n  id: x\n  repo: o/r\n  pr: 1\n  title: t\n  metric: m\n"
+        "  match: {branch: main, config_from: '(unclosed', colour: red}\n")
+    r = cli("check")
+    assert r.code == 2
+    assert "rules/x.yaml:8:" in r.err and "config_from is not a regular expression" in r.err
+    assert "colour" in r.err
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'kb.sqlite'}"
+        return
+    with _database() as url:
+        yield url
+
+
+def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
+    q = Queue(db_url, max_attempts=2, backoff=60)
+    assert q.put("d1", "workflow_run", "completed", {"a": 1}, 7) == "queued"
+    assert q.put("d1", "workflow_run", "completed", {"a": 2}, 7) == "duplicate"  # a redelivery
+    for i in range(2, 41):
+        assert q.put(f"d{i}", "workflow_run", "completed", {"n": i}, None) == "queued"
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def take() -> None:
+        while (d := q.claim()) is not None:
+            with lock:
+                claimed.append(d.id)
+
+    threads = [threading.Thread(target=take) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(claimed) == sorted(f"d{i}" for i in range(1, 41))  # each exactly once
+    assert q.counts() == {"running": 40}
+
+    q.finish("d1", "done", "ok")
+    assert q.retry("d2", 1, "HTTP 502") == "queued"
+    assert q.claim() is None  # its retry is a minute away
+    due = q.next_due()
+    assert due is not None and timedelta(seconds=55) < due - q.listing("queued")[0].received_at
+    assert q.retry("d3", 2, "HTTP 502 again") == "failed"
+    assert [d.id for d in q.listing("failed")] == ["d3"] and q.listing("failed")[0].outcome == "HTTP 502 again"
+    assert q.recover() == 37  # what a killed server held goes back to the queue
+    assert q.counts() == {"done": 1, "queued": 38, "failed": 1}
+    first = q.claim()
+    assert first is not None and first.payload == {"n": 4} and first.attempts == 2
+    with store.session(db_url) as s:
+        assert s.get(m.Delivery, "d1").payload == {}  # settled: only its outcome is kept
+        assert s.get(m.Delivery, "d3").payload == {"n": 3}
+    assert q.put("d1", "workflow_run", "completed", {"a": 3}, 7) == "duplicate"
+    assert q.put("d3", "workflow_run", "completed", {"n": 3}, None) == "requeued"  # failed: redelivered by hand
+    assert q.counts() == {"done": 1, "queued": 38, "running": 1}
+    assert [d.attempts for d in q.listing("queued") if d.id == "d3"] == [0]
+
+
+def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_github, tmp_path, monkeypatch, cli):
+    """The hook for `triage autopilot`: run_for(client, db_url, investigation_id) -> str | None."""
+    from tests.test_serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
+    from triage import cli as commands
+    from triage.serve import worker
+    from triage.serve.auth import TokenCredentials
+
+    write_rules(tmp_path)
+    add_run(fake_github, RUN)
+    assert cli("hypotheses", "--pr", str(PR)).code == 0  # the rule file loaded
+    url = store.resolve_url(None)
+    locks, calls = worker.Locks(), []
+
+    def run_for(client, db_url, investigation_id):
+        slot = locks._slots[investigation_id]
+        calls.append((db_url, investigation_id, slot.lock.locked(), len(fake_github.comments(REPO, PR))))
+        return "dispatched kimik26-fp8-1k1k-1p1d-aiterdecode"
+
+    monkeypatch.setattr(worker, "_autopilot", lambda: run_for)
+    q = Queue(url)
+    processor = worker.Processor(url, q, TokenCredentials(), commands._post_report, locks=locks)
+    q.put("auto-1", "workflow_run", "completed", json.loads(fixture_bytes(WITH_PR)), None)
+    assert processor.handle(q.claim()) == "done"
+    assert calls == [(url, "octo-drop", True, 1)]  # after the post, holding the lock
+    (row,) = q.listing()
+    assert row.outcome.endswith("comment created, autopilot: dispatched kimik26-fp8-1k1k-1p1d-aiterdecode")

@@ -1,0 +1,118 @@
+"""What a webhook delivery says: its signature, its event, the investigations it names.
+
+GitHub signs each delivery with ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256
+of the raw body, keyed with the webhook secret>``; :func:`signature_ok` checks
+it in constant time.  Only completed ``workflow_run`` and ``workflow_job``
+events carry work (:func:`wanted`); :func:`run_event` reads what the worker
+needs from them, and :func:`investigations_for` maps a run to the
+investigations it feeds:
+
+* the investigation's repository must be the run's;
+* ``match: {workflow: …, event: …}`` (globs, or lists of globs), when given,
+  must match the run's workflow name and triggering event;
+* and the run must belong to the investigation's PR (GitHub lists it in
+  ``pull_requests``), or run on a branch that ``match: {branch: …}`` names
+  (a nightly on ``amd/*`` that no PR owns).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Optional
+
+from triage.errors import InputError
+
+__all__ = ["RunEvent", "signature_ok", "wanted", "run_event", "matches", "of_repo", "investigations_for"]
+
+WORK_EVENTS = ("workflow_run", "workflow_job")
+
+
+def signature_ok(secret: bytes, body: bytes, header: Optional[str]) -> bool:
+    """Whether ``header`` is ``sha256=`` + the HMAC-SHA256 of ``body`` under ``secret``."""
+    if not header or not header.startswith("sha256="):
+        return False
+    expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), header.strip().encode("utf-8", "replace"))
+
+
+def wanted(event: str, payload: Any) -> bool:
+    """Whether the delivery carries work: a completed workflow run or job."""
+    return event in WORK_EVENTS and isinstance(payload, dict) and payload.get("action") == "completed"
+
+
+@dataclass
+class RunEvent:
+    """A completed workflow run (or one job of it), as the worker needs it."""
+
+    repo: str
+    run_id: int
+    workflow: str
+    branch: str
+    event: str
+    prs: list[int] = field(default_factory=list)
+    job: Optional[dict] = None  # workflow_job: the job, recorded alone
+
+
+def _need(mapping: Any, key: str, kind: type, where: str) -> Any:
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError(f"the {where} payload has no valid {key!r}")
+    return value
+
+
+def run_event(event: str, payload: dict) -> RunEvent:
+    """Read a ``workflow_run``/``workflow_job`` payload; InputError when it lacks what is needed."""
+    repo = _need(_need(payload, "repository", dict, event), "full_name", str, event)
+    if event == "workflow_run":
+        run = _need(payload, "workflow_run", dict, event)
+        workflow = run.get("name") or (payload.get("workflow") or {}).get("name") or ""
+        prs = [int(p["number"]) for p in run.get("pull_requests") or []
+               if isinstance(p, dict) and isinstance(p.get("number"), int)]
+        return RunEvent(repo, _need(run, "id", int, event), str(workflow), str(run.get("head_branch") or ""),
+                        str(run.get("event") or ""), prs)
+    job = _need(payload, "workflow_job", dict, event)
+    _need(job, "id", int, event)
+    return RunEvent(repo, _need(job, "run_id", int, event), str(job.get("workflow_name") or ""),
+                    str(job.get("head_branch") or ""), "", [], job)
+
+
+def _globs(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _glob_ok(value: Any, text: str) -> bool:
+    globs = _globs(value)
+    return not globs or any(fnmatchcase(text, g) for g in globs)
+
+
+def matches(repo: str, pr: int, match: Optional[dict], ev: RunEvent) -> bool:
+    """Whether the run feeds the investigation ``repo#pr`` with this ``match:``."""
+    match = match or {}
+    if repo.lower() != ev.repo.lower():
+        return False
+    if not _glob_ok(match.get("workflow"), ev.workflow) or (ev.event and not _glob_ok(match.get("event"), ev.event)):
+        return False
+    if pr in ev.prs:
+        return True
+    branches = _globs(match.get("branch"))
+    return bool(branches) and any(fnmatchcase(ev.branch, g) for g in branches)
+
+
+def of_repo(s: Any, repo: str) -> list[Any]:
+    """The investigations of a repository (names compared without case, as GitHub does)."""
+    from sqlalchemy import func, select
+
+    from triage.kb import models as m
+
+    return list(s.execute(select(m.Investigation).where(func.lower(m.Investigation.repo) == repo.lower())
+                          .order_by(m.Investigation.id)).scalars())
+
+
+def investigations_for(s: Any, ev: RunEvent) -> list[Any]:
+    """The investigations of the knowledge base that the run feeds."""
+    return [inv for inv in of_repo(s, ev.repo) if matches(inv.repo, inv.pr, (inv.spec or {}).get("match"), ev)]
