@@ -966,7 +966,7 @@ def serve(
     if secret is None and not insecure_no_signature:
         raise InputError("set TRIAGE_WEBHOOK_SECRET to the webhook's secret "
                          "(or, on a loopback address only, pass --insecure-no-signature)")
-    url, _ = _open()
+    url, _ = _open(create=True)
     run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
                  auth=auth, max_attempts=max_attempts, bot_login=bot_login), post=_post_report)
 
