@@ -46,6 +46,8 @@ signatures_app = typer.Typer(help="Known-failure signatures: list them, draft ne
 app.add_typer(runs_app, name="runs")
 app.add_typer(evidence_app, name="evidence")
 app.add_typer(signatures_app, name="signatures")
+db_app = typer.Typer(help="The knowledge base's schema: its version, and upgrading it.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
 
 
 class State:
@@ -1044,6 +1046,62 @@ def evidence_add(
         _, _, changed = _evaluate(s, inv)
     typer.echo(f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}")
     _print_changes(changed)
+
+
+@db_app.command("status")
+def db_status() -> None:
+    """Show the knowledge base's schema version and whether it needs an upgrade.
+
+    Example:
+
+    \b
+      triage db status
+
+    Changes nothing. A knowledge base with no version, or one this triage
+    does not know, is an error (exit 1) that says what to do.
+    """
+    from triage.kb import migrate, store
+
+    url = store.resolve_url(state.db)
+    engine = store.get_engine(url, upgrade=False)
+    try:
+        found = migrate.prepare(engine, store._safe(url), upgrade=False)
+    finally:
+        engine.dispose()
+    if found.state == "empty":
+        typer.echo(f"schema version: none yet (empty); the first command creates it at version {found.head}")
+    elif found.state == "older":
+        typer.echo(f"schema version {found.version}, this triage writes {found.head}: "
+                   "`triage db upgrade` upgrades it (so does any other command)")
+    else:
+        typer.echo(f"schema version {found.version}: up to date")
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Upgrade the knowledge base to this triage's schema version.
+
+    Example:
+
+    \b
+      triage db upgrade
+
+    All migrations run in one transaction; a SQLite file is first copied
+    next to itself (kb.sqlite.v1.bak). Any command upgrades an older
+    knowledge base the same way when it opens it.
+    """
+    from triage.kb import migrate, store
+
+    url = store.resolve_url(state.db)
+    engine = store.get_engine(url, upgrade=False)
+    try:
+        found = migrate.prepare(engine, store._safe(url), notify=typer.echo)
+    finally:
+        engine.dispose()
+    if found.state == "empty":
+        typer.echo(f"created the knowledge base at schema version {found.head}")
+    elif found.state == "current":
+        typer.echo(f"schema version {found.head}: up to date, nothing to do")
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
-from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel import Session, create_engine
 
 from triage.errors import InputError, RuntimeFailure
 from triage.kb import models as m
@@ -43,21 +43,61 @@ def resolve_url(db: Optional[str]) -> str:
 
 _engines: dict[str, Engine] = {}
 
+#: SQLite: how long a writer waits for another's lock (the busy timeout), and
+#: how many more times it tries to take it after that.
+BUSY_TIMEOUT = 30.0
+BUSY_RETRIES = 3
 
-def get_engine(url: str) -> Engine:
+
+def _sqlite_busy(e: BaseException) -> bool:
+    return "locked" in str(e) or "busy" in str(e)
+
+
+def _retry_busy(action: Any) -> Any:
+    """Run ``action()``; again, up to :data:`BUSY_RETRIES` times, while SQLite says it is locked."""
+    import sqlite3
+    import time
+
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            return action()
+        except sqlite3.OperationalError as e:
+            if attempt == BUSY_RETRIES or not _sqlite_busy(e):
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
+def get_engine(url: str, *, upgrade: bool = True) -> Engine:
+    """The engine of a knowledge base, created, checked or upgraded on first use
+    (:func:`triage.kb.migrate.prepare`; ``upgrade=False`` only checks).
+
+    SQLite runs in WAL mode, and every transaction begins with ``BEGIN
+    IMMEDIATE``: writers take the write lock first, waiting for it up to
+    :data:`BUSY_TIMEOUT` seconds (then retrying), so that no transaction
+    fails halfway with "database is locked".
+    """
     if url in _engines:
         return _engines[url]
     try:
         if url.startswith("sqlite"):
-            engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=json_text)
+            engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT}, json_serializer=json_text)
 
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_conn: Any, _: Any) -> None:
+                dbapi_conn.isolation_level = None  # transactions are begun below, IMMEDIATE
                 cur = dbapi_conn.cursor()
                 cur.execute("PRAGMA foreign_keys=ON")
-                cur.execute("PRAGMA journal_mode=WAL")
+                _retry_busy(lambda: cur.execute("PRAGMA journal_mode=WAL"))
                 cur.execute("PRAGMA synchronous=NORMAL")
                 cur.close()
+
+            @event.listens_for(engine, "begin")
+            def _begin(conn: Any) -> None:
+                cur = conn.connection.dbapi_connection.cursor()
+                try:
+                    _retry_busy(lambda: cur.execute("BEGIN IMMEDIATE"))
+                finally:
+                    cur.close()
 
         else:
             engine = create_engine(url, pool_pre_ping=True, json_serializer=json_text)
@@ -66,22 +106,25 @@ def get_engine(url: str) -> Engine:
     except ModuleNotFoundError as e:
         raise InputError(f"--db: the driver for {url.split('://')[0]} is not installed ({e.name}); "
                          "for PostgreSQL: pip install 'triage[postgres]'") from None
+    from triage.kb import migrate
+
     try:
-        SQLModel.metadata.create_all(engine)
-        with Session(engine) as s:
-            meta = s.get(m.Meta, "schema_version")
-            if meta is None:
-                s.add(m.Meta(key="schema_version", value=str(m.SCHEMA_VERSION)))
-                s.commit()
-            elif meta.value != str(m.SCHEMA_VERSION):
-                raise RuntimeFailure(
-                    f"the knowledge base has schema version {meta.value}, this triage reads {m.SCHEMA_VERSION}"
-                )
+        migrate.prepare(engine, _safe(url), upgrade=upgrade, notify=_notify)
     except OperationalError as e:
         detail = " ".join(str(e.orig).split())
         raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {detail}") from None
-    _engines[url] = engine
+    except BaseException:
+        engine.dispose()
+        raise
+    if upgrade:
+        _engines[url] = engine
     return engine
+
+
+def _notify(message: str) -> None:
+    import sys
+
+    sys.stderr.write(message + "\n")
 
 
 def _safe(url: str) -> str:
