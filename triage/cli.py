@@ -88,15 +88,15 @@ def _rule_paths() -> list[str]:
 
 
 def _open() -> tuple[str, Any]:
-    """Validate rule files (nothing written if any is bad), then sync them."""
+    """Validate rule files (nothing written if any is bad); the command's
+    first session syncs them, in its own transaction."""
     from triage.kb import store
     from triage.rules.loader import RuleSet, load_rules
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else RuleSet([])
     url = store.resolve_url(state.db)
-    with store.session(url) as s:
-        store.sync_rules(s, ruleset)
+    store.sync_on_open(url, ruleset)
     return url, ruleset
 
 

@@ -137,16 +137,42 @@ def _safe(url: str) -> str:
         return "<database>"
 
 
+_pending_rules: dict[str, Any] = {}
+
+
+def sync_on_open(url: str, ruleset: Any) -> None:
+    """Sync ``ruleset`` in the next :func:`session` of ``url``: in the
+    command's own transaction, so that a command that fails writes nothing."""
+    _pending_rules[url] = ruleset
+
+
 @contextmanager
 def session(url: str) -> Iterator[Session]:
-    """A session that commits on success and rolls back on any error."""
+    """A session that commits on success and rolls back on any error.
+
+    Rule files handed to :func:`sync_on_open` are synced first, in the same
+    transaction.
+    """
     with Session(get_engine(url), expire_on_commit=False) as s:
         try:
+            ruleset = _pending_rules.get(url)
+            if ruleset is not None:
+                sync_rules(s, ruleset)
             yield s
             s.commit()
+            if ruleset is not None and _pending_rules.get(url) is ruleset:
+                del _pending_rules[url]
         except BaseException:
             s.rollback()
             raise
+
+
+def lock_investigation(s: Session, iid: str) -> None:
+    """Hold the investigation for this transaction: a row lock on PostgreSQL
+    (``SELECT ... FOR UPDATE``); on SQLite the transaction holds the write
+    lock already (``BEGIN IMMEDIATE``).  Writers of one investigation take
+    it in turn."""
+    s.execute(select(m.Investigation.id).where(m.Investigation.id == iid).with_for_update())
 
 
 # --------------------------------------------------------------------------
@@ -161,11 +187,24 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
     Returns the paths that were (re)loaded.
     """
     loaded: list[str] = []
+    locked = False
     for f in ruleset.files:
         key = str(Path(f.path).resolve())
         src = s.get(m.RuleSource, key)
         if src is not None and src.sha256 == f.sha256 and not force:
             continue
+        if not locked and s.get_bind().dialect.name == "postgresql":
+            # one loader at a time (SQLite's transaction holds the write lock already)
+            from sqlalchemy import text
+
+            from triage.kb.migrate import PG_LOCK_KEY
+
+            s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_LOCK_KEY + 1})
+            locked = True
+            s.expire_all()
+            src = s.get(m.RuleSource, key)
+            if src is not None and src.sha256 == f.sha256 and not force:
+                continue
         _upsert_file(s, f)
         if src is None:
             s.add(m.RuleSource(path=key, sha256=f.sha256, loaded_at=now()))
@@ -181,17 +220,24 @@ def _dump(model: Any) -> dict:
 
 
 def _upsert_file(s: Session, f: Any) -> None:
+    """Load one rule file: what it declares is upserted, and what it declared
+    before and no longer does is retired (signatures keep their row, with
+    ``retired_at``; the investigation's definitions are replaced)."""
     spec = f.spec
+    declared = {sig.id for sig in spec.signatures}
     for sig in spec.signatures:
         row = s.get(m.Signature, sig.id)
         if row is None:
             s.add(m.Signature(id=sig.id, kind=sig.cls, source=f.path, spec=_dump(sig)))
         else:
-            row.kind, row.source, row.spec = sig.cls, f.path, _dump(sig)
+            row.kind, row.source, row.spec, row.retired_at = sig.cls, f.path, _dump(sig), None
+    q = select(m.Signature).where(m.Signature.source == f.path, m.Signature.retired_at.is_(None))
+    for row in s.execute(q).scalars():
+        if row.id not in declared:
+            row.retired_at = now()
     inv = spec.investigation
     if inv is None:
-        if spec.extractors:
-            _meta_put(s, f"extractors:{f.path}", spec.extractors)
+        _meta_put(s, f"extractors:{f.path}", spec.extractors)
         return
     clash = s.execute(select(m.Investigation).where(m.Investigation.repo == inv.repo, m.Investigation.pr == inv.pr)).scalars().first()
     if clash is not None and clash.id != inv.id:
@@ -235,7 +281,10 @@ def _meta_put(s: Session, key: str, items: Sequence[Any]) -> None:
 
     value = json.dumps([_dump(x) for x in items], sort_keys=True)
     row = s.get(m.Meta, key)
-    if row is None:
+    if not items:
+        if row is not None:
+            s.delete(row)
+    elif row is None:
         s.add(m.Meta(key=key, value=value))
     else:
         row.value = value
@@ -335,7 +384,9 @@ def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
 
 
 def signature_specs(s: Session) -> list[dict]:
-    return [row.spec for row in s.execute(select(m.Signature).order_by(m.Signature.id)).scalars()]
+    """The signatures logs are matched against: those no rule file retired."""
+    q = select(m.Signature).where(m.Signature.retired_at.is_(None)).order_by(m.Signature.id)
+    return [row.spec for row in s.execute(q).scalars()]
 
 
 # --------------------------------------------------------------------------
