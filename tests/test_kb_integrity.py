@@ -1,13 +1,18 @@
-"""Stale rules (issue #14), on SQLite and PostgreSQL: a rule file's removed
-entries are retired in the same sync; a command that fails writes nothing."""
+"""Stale data and stale rules (issue #14), on SQLite and PostgreSQL: an import
+never puts back an older version of a run; a rule file's removed entries are
+retired in the same sync; a command that fails writes nothing."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import EXAMPLE_RUNS
 from tests.test_postgres import _database
+
+NOCUDAGRAPH = ("--run-id", "28907609511", "--config", "kimik26-fp8-1k1k-1p1d-nocudagraph")
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -28,6 +33,54 @@ def _sql(db: str, query: str) -> list[tuple]:
             return [tuple(r) for r in c.execute(text(query))]
     finally:
         engine.dispose()
+
+
+def _run(cli, db: str) -> dict:
+    out = cli("--db", db, "export", "--pr", "30433").out
+    return next(r for r in map(json.loads, out.splitlines())
+                if (r["run_id"], r["config"]) == (NOCUDAGRAPH[1], NOCUDAGRAPH[3]))
+
+
+def _status(cli, db: str, hypothesis: str) -> str:
+    model = json.loads(cli("--db", db, "report", "--pr", "30433", "--format", "json").out)
+    return next(h["status"] for h in model["hypotheses"] if h["id"] == hypothesis)
+
+
+def test_an_old_export_does_not_overwrite_a_newer_run(cli, rules_dir, db, tmp_path):
+    """Reproduction: export, a newer add-run, import of the old export -> the
+    run went back and a hypothesis flipped confirmed -> ruled out, exit 0."""
+    assert cli("--db", db, "import", str(EXAMPLE_RUNS)).code == 0
+    old = tmp_path / "old.jsonl"
+    assert cli("--db", db, "export", "--pr", "30433", "-o", str(old)).code == 0
+    r = cli("--db", db, "add-run", "--pr", "30433", *NOCUDAGRAPH, "--metric", "gsm8k=0.944/1319",
+            "--status", "passed", "--note", "rerun on a quiet node")
+    assert r.code == 0 and "hip-graph: ruled_out → confirmed" in r.out
+    newer = _run(cli, db)
+
+    r = cli("--db", db, "import", str(old))
+    assert r.code == 0, r.err
+    assert r.out.strip().endswith(": 0 new, 32 updated, 1 older (kept the newer)")
+    assert _run(cli, db) == newer
+    assert _status(cli, db, "hip-graph") == "confirmed"
+
+    r = cli("--db", db, "import", str(old), "--overwrite")
+    assert r.code == 0 and r.out.strip().endswith(": 0 new, 33 updated")
+    back = _run(cli, db)
+    assert (back["status"], back["metrics"]["gsm8k"]["value"], back.get("note")) == ("failed", 0.883, None)
+    assert _status(cli, db, "hip-graph") == "ruled_out"
+
+
+def test_a_record_with_a_newer_time_replaces_the_run(cli, rules_dir, db, tmp_path):
+    assert cli("--db", db, "import", str(EXAMPLE_RUNS)).code == 0
+    rec = _run(cli, db) | {"status": "passed", "updated_at": "2999-01-01T00:00:00+00:00"}
+    path = tmp_path / "new.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    assert cli("--db", db, "import", str(path)).out.strip().endswith(": 0 new, 1 updated")
+    assert _run(cli, db)["updated_at"] == "2999-01-01T00:00:00.000000+00:00"
+    stale = dict(rec, status="failed", updated_at="2998-01-01T00:00:00Z")
+    path.write_text(json.dumps(stale) + "\n")
+    assert cli("--db", db, "import", str(path)).out.strip().endswith(": 0 new, 0 updated, 1 older (kept the newer)")
+    assert _run(cli, db)["status"] == "passed"
 
 
 UNREGISTERED_LOG = "step 1\nValueError: 'KimiK25ForConditionalGeneration' is not a registered model\n"

@@ -74,7 +74,7 @@ def test_a_first_schema_file_is_upgraded_with_a_backup(cli, rules_dir, tmp_path)
     r = cli("export", "--pr", "30433")
     assert r.code == 0, r.err
     assert f"from schema version 1 to {head()}" in r.err and "kb.sqlite.v1.bak" in r.err
-    assert '"run_id": "1001"' in r.out
+    assert '"run_id": "1001"' in r.out and '"updated_at": "2026-06-21T10:00:00.000000+00:00"' in r.out
     assert _version(f"sqlite:///{path}") == str(head())
     backup = tmp_path / "kb.sqlite.v1.bak"
     assert _version(f"sqlite:///{backup}") == "1"

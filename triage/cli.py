@@ -137,6 +137,7 @@ def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
     from triage.kb import store
     from triage.rules.engine import evaluate
 
+    store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
     bundle = store.load_bundle(s, inv)
     ev = evaluate(bundle)
     changed = store.store_evaluation(s, inv.id, ev)
@@ -858,6 +859,7 @@ def import_(
     pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
     format: FORMAT_OPT = None,
     repo: REPO_OPT = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace runs even with older records (by updated_at).")] = False,
 ) -> None:
     """Import run records; all or nothing, idempotent.
 
@@ -870,8 +872,10 @@ def import_(
     JSON Lines: one JSON object a line (what `triage export` writes). CSV: a
     header, then one run a row, with metric.NAME, metric.NAME/n and prov.KEY
     columns (see the README). A record replaces the run with the same run
-    id and config. A bad record names its line and nothing from the file is
-    kept. The investigation is evaluated once, after the import.
+    id and config, unless the stored run is newer (its updated_at is later
+    than the record's): that record is skipped and counted as older, and
+    --overwrite replaces it anyway. A bad record names its line and nothing
+    from the file is kept. The investigation is evaluated once, after the import.
     """
     from triage.ingest.importer import guess_format, import_file
     from triage.kb import store
@@ -883,10 +887,11 @@ def import_(
         total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
         with _progress(f"importing {file}", total) as update:
             tick = (lambda done, _size: update(done)) if update is not None else None
-            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick)
+            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick, overwrite=overwrite)
         for iid in result.investigations:
             _evaluate(s, store.find_investigation(s, ident=iid))
-    typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated")
+    older = f", {result.older} older (kept the newer)" if result.older else ""
+    typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
 
 
 @app.command()
