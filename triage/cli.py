@@ -601,7 +601,9 @@ def post(
     The token comes from GITHUB_TOKEN or GH_TOKEN (it is never printed), the API
     from GITHUB_API_URL (default https://api.github.com). Rate limits and
     server errors are retried with backoff, within bounds, and a retry never
-    posts a second comment.
+    posts a second comment. Posts of one investigation take turns (a lock in
+    the knowledge base), and a post that raced past it deletes its own
+    duplicate: one comment, however many run at once.
     """
     from datetime import datetime
 
@@ -617,13 +619,14 @@ def post(
         url, model = _model(pr, repo, "post")
         body = _fitted(model, templates)
         inv = model["investigation"]
-        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
-                                bot_login=bot_login, dry_run=dry_run)
-    if result.action in ("created", "updated"):
         with store.session(url) as s:
-            since = model["since"]["at"] if model["since"] else None
-            store.record_post(s, inv["id"], result.url, result.action,
-                              datetime.fromisoformat(since) if since else None)
+            store.lock_investigation(s, inv["id"])  # one post of an investigation at a time
+            result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
+                                    bot_login=bot_login, dry_run=dry_run)
+            if result.action in ("created", "updated"):
+                since = model["since"]["at"] if model["since"] else None
+                store.record_post(s, inv["id"], result.url, result.action,
+                                  datetime.fromisoformat(since) if since else None)
     where = result.url or f"a new comment on {inv['repo']}#{inv['pr']}"
     typer.echo(f"{result.action} {where}")
     if result.request is not None:
