@@ -52,6 +52,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
         report.longrepr = f"a GitHub token appeared in the test's output ({', '.join(leaked)})"
 
 
+def without_written(jsonl: str) -> str:
+    """Exported runs without ``updated_at`` (when each was written in its
+    knowledge base), to compare what two knowledge bases hold."""
+    import json
+
+    recs = [json.loads(x) for x in jsonl.splitlines()]
+    assert all(rec.pop("updated_at") for rec in recs)
+    return "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in recs)
+
+
 @dataclass
 class Result:
     code: int

@@ -683,6 +683,7 @@ class FakeGitHub:
             (rf"POST {repo}/issues/(?P<number>\d+)/comments", self._create_comment),
             (rf"GET {repo}/issues/comments/(?P<cid>\d+)", self._get_comment),
             (rf"PATCH {repo}/issues/comments/(?P<cid>\d+)", self._update_comment),
+            (rf"DELETE {repo}/issues/comments/(?P<cid>\d+)", self._delete_comment),
             (rf"GET {repo}/pulls/(?P<number>\d+)", self._get_pull),
             (rf"POST {repo}/actions/workflows/(?P<workflow>[^/]+)/dispatches", self._dispatch),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)", self._get_run),
@@ -769,6 +770,15 @@ class FakeGitHub:
             return None
         return next((c for c in self._comments[key] if c["id"] == int(cid)), None)
 
+    def _writable_comment(self, repo: str, cid: str) -> dict | _Reply:
+        """The comment the viewer may edit or delete, or the error GitHub gives."""
+        comment = self._find_comment(repo, cid)
+        if comment is None:
+            return _error(404, "Not Found")
+        if comment["user"]["login"].lower() != self._viewer_login().lower():
+            return _error(403, "Must have admin rights to Repository.")
+        return comment
+
     def _get_comment(self, repo: str, cid: str, query: dict, body: bytes) -> _Reply:
         with self._lock:
             comment = self._find_comment(repo, cid)
@@ -779,14 +789,21 @@ class FakeGitHub:
         if isinstance(text, _Reply):
             return text
         with self._lock:
-            comment = self._find_comment(repo, cid)
-            if comment is None:
-                return _error(404, "Not Found")
-            if comment["user"]["login"].lower() != self._viewer_login().lower():
-                return _error(403, "Must have admin rights to Repository.")
+            comment = self._writable_comment(repo, cid)
+            if isinstance(comment, _Reply):
+                return comment
             comment["body"] = text
             comment["updated_at"] = _now()
             return _json_reply(200, copy.deepcopy(comment))
+
+    def _delete_comment(self, repo: str, cid: str, query: dict, body: bytes) -> _Reply:
+        with self._lock:
+            found = self._writable_comment(repo, cid)
+            if isinstance(found, _Reply):
+                return found
+            key = self._comment_index.pop(int(cid))
+            self._comments[key] = [c for c in self._comments[key] if c["id"] != int(cid)]
+            return _Reply(204, b"", {})
 
     def _get_pull(self, repo: str, number: str, query: dict, body: bytes) -> _Reply:
         with self._lock:

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE_RUNS
+from tests.conftest import EXAMPLE_RUNS, without_written
 
 
 def _export(cli, *args: str) -> str:
+    """The runs as JSON Lines, without when each was written in this knowledge base."""
     r = cli(*args, "export", "--pr", "30433") if args else cli("export", "--pr", "30433")
     assert r.code == 0, r.err
-    return r.out
+    return without_written(r.out)
 
 
 def _rows(tmp_path: Path, db: str = "kb.sqlite") -> list[tuple]:
@@ -51,8 +52,8 @@ def test_csv_layout_reads_well(cli, seeded, tmp_path):
     text = cli("export", "--pr", "30433", "--format", "csv").out
     header = text.splitlines()[0].split(",")
     assert header[:6] == ["investigation", "run_id", "config", "status", "metric.gsm8k", "metric.gsm8k/n"]
-    assert "prov.image" in header and header[-8:] == ["url", "time", "note", "log_excerpt", "signature",
-                                                      "signature_line", "excluded", "excluded_reason"]
+    assert "prov.image" in header and header[-9:] == ["url", "time", "note", "log_excerpt", "signature",
+                                                      "signature_line", "excluded", "excluded_reason", "updated_at"]
     import csv
 
     rows = list(csv.DictReader(io.StringIO(text)))

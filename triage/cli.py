@@ -45,6 +45,8 @@ signatures_app = typer.Typer(help="Known-failure signatures: list them, draft ne
 app.add_typer(runs_app, name="runs")
 app.add_typer(evidence_app, name="evidence")
 app.add_typer(signatures_app, name="signatures")
+db_app = typer.Typer(help="The knowledge base's schema: its version, and upgrading it.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
 
 
 class State:
@@ -100,8 +102,7 @@ def _open(create: bool = False) -> tuple[str, Any]:
     if missing is not None:
         raise InputError(f"no knowledge base at {missing}: record runs first (`triage import FILE` or "
                          "`triage add-run …`), or name one with --db or TRIAGE_DB")
-    with store.session(url) as s:
-        store.sync_rules(s, ruleset)
+    store.sync_on_open(url, ruleset)
     return url, ruleset
 
 
@@ -142,6 +143,7 @@ def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
     from triage.kb import store
     from triage.rules.engine import evaluate
 
+    store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
     bundle = store.load_bundle(s, inv)
     ev = evaluate(bundle)
     changed = store.store_evaluation(s, inv.id, ev)
@@ -871,7 +873,9 @@ def post(
     The token comes from GITHUB_TOKEN or GH_TOKEN (it is never printed), the API
     from GITHUB_API_URL (default https://api.github.com). Rate limits and
     server errors are retried with backoff, within bounds, and a retry never
-    posts a second comment.
+    posts a second comment. Posts of one investigation take turns (a lock in
+    the knowledge base), and a post that raced past it deletes its own
+    duplicate: one comment, however many run at once.
     """
     from triage.github import GitHubClient
     from triage.github.comments import validate_login
@@ -910,10 +914,11 @@ def _post_report(client: Any, pr: int, repo: Optional[str], *, bot_login: Option
     url, model = _model(pr, repo, "post")
     body = _fitted(model, templates)
     inv = model["investigation"]
-    result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
-                            bot_login=bot_login, dry_run=dry_run, offline=offline)
-    if result.action in ("created", "updated"):
-        with store.session(url) as s:
+    with store.session(url) as s:
+        store.lock_investigation(s, inv["id"])  # one post of an investigation at a time, across processes
+        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
+                                bot_login=bot_login, dry_run=dry_run, offline=offline)
+        if result.action in ("created", "updated"):
             since = model["since"]["at"] if model["since"] else None
             store.record_post(s, inv["id"], result.url, result.action,
                               datetime.fromisoformat(since) if since else None)
@@ -1232,6 +1237,7 @@ def import_(
     pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
     format: RECORDS_FORMAT_OPT = None,
     repo: REPO_OPT = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace runs even with older records (by updated_at).")] = False,
 ) -> None:
     """Import run records; all or nothing, idempotent.
 
@@ -1244,8 +1250,10 @@ def import_(
     JSON Lines: one JSON object a line (what `triage export` writes). CSV: a
     header, then one run a row, with metric.NAME, metric.NAME/n and prov.KEY
     columns (see the README). A record replaces the run with the same run
-    id and config. A bad record names its line and nothing from the file is
-    kept. The investigation is evaluated once, after the import.
+    id and config, unless the stored run is newer (its updated_at is later
+    than the record's): that record is skipped and counted as older, and
+    --overwrite replaces it anyway. A bad record names its line and nothing
+    from the file is kept. The investigation is evaluated once, after the import.
     """
     from triage.ingest.importer import guess_format, import_file
     from triage.kb import store
@@ -1257,10 +1265,11 @@ def import_(
         total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
         with _progress(f"importing {file}", total) as update:
             tick = (lambda done, _size: update(done)) if update is not None else None
-            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick)
+            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick, overwrite=overwrite)
         for iid in result.investigations:
             _evaluate(s, store.find_investigation(s, ident=iid))
-    typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated")
+    older = f", {result.older} older (kept the newer)" if result.older else ""
+    typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
 
 
 @app.command()
@@ -1469,6 +1478,62 @@ def evidence_add(
     _record_by_hand(pr, repo, because, f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}",
                     lambda s, iid: store.add_manual_evidence(s, iid, hypothesis, THEN_ALIASES[verdict], because,
                                                              author, run or []))
+
+
+@db_app.command("status")
+def db_status() -> None:
+    """Show the knowledge base's schema version and whether it needs an upgrade.
+
+    Example:
+
+    \b
+      triage db status
+
+    Changes nothing. A knowledge base with no version, or one this triage
+    does not know, is an error (exit 1) that says what to do.
+    """
+    from triage.kb import migrate, store
+
+    url = store.resolve_url(state.db)
+    engine = store.get_engine(url, upgrade=False)
+    try:
+        found = migrate.prepare(engine, store._safe(url), upgrade=False)
+    finally:
+        engine.dispose()
+    if found.state == "empty":
+        typer.echo(f"schema version: none yet (empty); the first command creates it at version {found.head}")
+    elif found.state == "older":
+        typer.echo(f"schema version {found.version}, this triage writes {found.head}: "
+                   "`triage db upgrade` upgrades it (so does any other command)")
+    else:
+        typer.echo(f"schema version {found.version}: up to date")
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Upgrade the knowledge base to this triage's schema version.
+
+    Example:
+
+    \b
+      triage db upgrade
+
+    All migrations run in one transaction; a SQLite file is first copied
+    next to itself (kb.sqlite.v1.bak). Any command upgrades an older
+    knowledge base the same way when it opens it.
+    """
+    from triage.kb import migrate, store
+
+    url = store.resolve_url(state.db)
+    engine = store.get_engine(url, upgrade=False)
+    try:
+        found = migrate.prepare(engine, store._safe(url), notify=typer.echo)
+    finally:
+        engine.dispose()
+    if found.state == "empty":
+        typer.echo(f"created the knowledge base at schema version {found.head}")
+    elif found.state == "current":
+        typer.echo(f"schema version {found.head}: up to date, nothing to do")
 
 
 # --------------------------------------------------------------------------

@@ -20,6 +20,14 @@ comment that GitHub did create.  A network failure after the POST may have
 been sent is not retried: the comments are listed once more and, when the
 comment is not there, the error asks to run again (the rerun finds the comment
 by its marker if the create landed late).
+
+Concurrent posts: ``triage post`` holds the investigation in the knowledge
+base around list -> create/edit, so posts through one knowledge base take
+turns.  A writer that raced past it anyway (another knowledge base, say)
+is caught after the create: the comments are listed again and, when an own
+comment with the marker is older than the one just created, the new one is
+deleted and the oldest edited instead -- every racer keeps the oldest, so
+one comment remains.  Only our account's comments are ever deleted.
 """
 
 from __future__ import annotations
@@ -73,17 +81,8 @@ def find_own_comment(
     client: GitHubClient, repo: str, number: int, marker: str, login: str
 ) -> dict[str, Any] | None:
     """The newest comment on ``repo#number`` by ``login`` whose body contains ``marker``."""
-    best: dict[str, Any] | None = None
-    wanted = login.lower()
-    for comment in client.paginate(f"/repos/{repo}/issues/{number}/comments"):
-        if not isinstance(comment, dict):
-            continue
-        author = ((comment.get("user") or {}).get("login") or "").lower()
-        if author != wanted or marker not in (comment.get("body") or ""):
-            continue
-        if best is None or int(comment.get("id") or 0) > int(best.get("id") or 0):
-            best = comment
-    return best
+    own = _own_comments(client, repo, number, marker, login)
+    return own[-1] if own else None
 
 
 def upsert_comment(
@@ -180,7 +179,34 @@ def _create(client: GitHubClient, repo: str, number: int, body: str, marker: str
                 return _found_after_failure(client, repo, number, body, marker, login, found)
             continue
         data = client.json(resp)
-        return PostResult("created", data.get("html_url"), int(data["id"]), None)
+        created = PostResult("created", data.get("html_url"), int(data["id"]), None)
+        return _keep_oldest(client, repo, number, body, marker, login, created)
+
+
+def _own_comments(client: GitHubClient, repo: str, number: int, marker: str, login: str) -> list[dict[str, Any]]:
+    """Our comments carrying ``marker``, oldest first."""
+    wanted = login.lower()
+    return sorted(
+        (c for c in client.paginate(f"/repos/{repo}/issues/{number}/comments")
+         if isinstance(c, dict) and ((c.get("user") or {}).get("login") or "").lower() == wanted
+         and marker in (c.get("body") or "")),
+        key=lambda c: int(c.get("id") or 0),
+    )
+
+
+def _keep_oldest(
+    client: GitHubClient, repo: str, number: int, body: str, marker: str, login: str, created: PostResult
+) -> PostResult:
+    """After a create: when another writer's comment is older, delete ours
+    (a duplicate) and edit that one instead."""
+    own = _own_comments(client, repo, number, marker, login)
+    if not own or int(own[0]["id"]) >= (created.comment_id or 0):
+        return created
+    try:
+        client.request("DELETE", f"/repos/{repo}/issues/comments/{created.comment_id}")
+    except GitHubNotFound:
+        pass  # gone already
+    return _update(client, repo, number, body, marker, login, own[0], dry_run=False)
 
 
 def _found_after_failure(

@@ -31,6 +31,7 @@ class ImportResult:
     total: int = 0
     created: int = 0
     updated: int = 0
+    older: int = 0  # records older than the stored run (by updated_at): the newer was kept
     investigations: list[str] = field(default_factory=list)
 
 
@@ -112,11 +113,16 @@ def _csv_batches(fh: Any, path: str) -> Iterator[Batch]:
 
 
 def import_file(s: Any, path: str, *, default_investigation: Optional[str] = None, fmt: Optional[str] = None,
-                progress: Optional[Callable[[int, Optional[int]], None]] = None) -> ImportResult:
+                progress: Optional[Callable[[int, Optional[int]], None]] = None,
+                overwrite: bool = False) -> ImportResult:
     """Upsert every record of a file in the caller's transaction.
 
-    ``progress(bytes_read, file_size)`` is called after each batch (the size
-    is None for standard input).
+    A record never replaces a run stored with a newer ``updated_at``: it is
+    counted in ``older`` instead, unless ``overwrite``.  Each investigation
+    is held (:func:`~triage.kb.store.lock_investigation`) from its first
+    record to the commit, so that the counts are true when imports run in
+    parallel.  ``progress(bytes_read, file_size)`` is called after each
+    batch (the size is None for standard input).
     """
     fmt = guess_format(path, fmt)
     result = ImportResult()
@@ -125,7 +131,7 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
     collect = gc.isenabled()
     gc.disable()  # the import makes many small objects and keeps them: collecting finds nothing
     try:
-        writer = store.RunWriter(s)
+        writer = store.RunWriter(s, overwrite=overwrite)
         known: set[str] = set()
         for numbers, records in (_csv_batches if fmt == "csv" else _jsonl_batches)(fh, path):
             named = {r[0] for r in records}
@@ -142,7 +148,9 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
                     new.discard(r[0])
                     known.add(r[0])
                     result.investigations.append(r[0])
-            result.created += writer.write(records)
+            created, older = writer.write(records)
+            result.created += created
+            result.older += older
             result.total += len(records)
             if progress is not None:
                 progress(_position(fh), total)
@@ -154,7 +162,7 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
             gc.enable()
         if path != "-":
             fh.close()
-    result.updated = result.total - result.created
+    result.updated = result.total - result.created - result.older
     if progress is not None:
         progress(total or 0, total)
     return result

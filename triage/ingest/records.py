@@ -7,10 +7,13 @@ A record is one JSON object per line::
      "metrics": {"gsm8k": {"value": 0.879, "n": 1319}},
      "provenance": {"sha": "0aac976"}, "url": "...", "time": "2026-06-20T00:00:00",
      "note": "...", "log_excerpt": "...", "signature": null,
-     "excluded": false, "excluded_reason": null}
+     "excluded": false, "excluded_reason": null,
+     "updated_at": "2026-06-21T09:30:00.123456+00:00"}
 
 Only ``run_id``, ``config`` and ``status`` are required (and ``investigation``
-unless the command names one).
+unless the command names one).  ``updated_at`` is when the run was last
+written (``export`` gives it): an import never replaces a run with an older
+record of it; a record without one counts as written now.
 
 In CSV, one row per record under a header: the fields above, except that
 ``metrics`` and ``provenance`` are spread over columns that read well in a
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedTuple, Optional
 
 from triage.errors import InputError
@@ -35,14 +38,15 @@ from triage.rules.schema import STATUSES
 
 FIELDS = (
     "investigation", "run_id", "config", "status", "metrics", "provenance", "url", "time", "note",
-    "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason",
+    "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason", "updated_at",
 )
 _FIELD_SET = frozenset(FIELDS)
 _STATUS_SET = frozenset(STATUSES)
 _TEXT = ("url", "note", "log_excerpt", "signature", "signature_line", "excluded_reason", "investigation")
 
 CSV_HEAD = ("investigation", "run_id", "config", "status")
-CSV_TAIL = ("url", "time", "note", "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason")
+CSV_TAIL = ("url", "time", "note", "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason",
+            "updated_at")
 METRIC, N_SUFFIX, PROV = "metric.", "/n", "prov."
 
 
@@ -63,10 +67,11 @@ class Record(NamedTuple):
     signature_line: Optional[str]
     excluded: bool
     excluded_reason: Optional[str]
+    updated_at: Optional[datetime] = None
 
 
 _NONE = type(None)
-_TYPES = {key: (str, _NONE) for key in _TEXT + ("time",)} | {
+_TYPES = {key: (str, _NONE) for key in _TEXT + ("time", "updated_at")} | {
     "run_id": (str,), "config": (str,), "status": (str,), "metrics": (dict, _NONE), "provenance": (dict, _NONE),
     "excluded": (bool, _NONE),
 }
@@ -118,15 +123,16 @@ def quick_record(rec: Any) -> Optional[Record]:
                 return None
             if len(_GOOD_NAMES) < 4096:
                 _GOOD_NAMES.update(metrics)
-    if when:
-        try:
-            when = parse_time(when)
-        except InputError:
-            return None
+    written = get("updated_at")
+    try:
+        when = parse_time(when) if when else None
+        written = parse_time(written) if written else None
+    except InputError:
+        return None
     return Record(
         get("investigation") or None, rec["run_id"], rec["config"], status, metrics or {}, prov or {},
-        get("url") or None, when or None, get("note") or None, get("log_excerpt") or None, get("signature") or None,
-        get("signature_line") or None, get("excluded") or False, get("excluded_reason") or None,
+        get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
+        get("signature_line") or None, get("excluded") or False, get("excluded_reason") or None, written,
     )
 
 
@@ -169,6 +175,7 @@ if msgspec is not None:
         signature_line: _Text = None
         excluded: bool = False
         excluded_reason: _Text = None
+        updated_at: Optional[Annotated[datetime, msgspec.Meta(tz=True)]] = None
 
     _decode_line: Optional[Callable[[str], Any]] = msgspec.json.Decoder(_Line).decode
     _astuple = msgspec.structs.astuple
@@ -218,14 +225,7 @@ def _check_slowly(rec: Any, where: str) -> Record:
             parse_status(status)  # the message add-run gives
         except InputError as e:
             raise InputError(f"{where}: {e.message}") from None
-    when = get("time")
-    if when is not None:
-        if type(when) is not str:
-            raise InputError(f"{where}: time must be an ISO 8601 string")
-        try:
-            when = parse_time(when)
-        except InputError as e:
-            raise InputError(f"{where}: {e.message}") from None
+    when, written = (_check_time(get(key), key, where) for key in ("time", "updated_at"))
     prov = get("provenance") or {}
     if type(prov) is not dict:
         raise InputError(f"{where}: provenance must be a flat mapping of key to value")
@@ -248,8 +248,19 @@ def _check_slowly(rec: Any, where: str) -> Record:
         get("investigation") or None, run_id, config, status, metrics,
         {k: v for k, v in prov.items() if v != ""} if "" in prov.values() else prov,
         get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
-        get("signature_line") or None, bool(excluded), get("excluded_reason") or None,
+        get("signature_line") or None, bool(excluded), get("excluded_reason") or None, written,
     )
+
+
+def _check_time(value: Any, key: str, where: str) -> Optional[datetime]:
+    if value is None or value == "":
+        return None
+    if type(value) is not str:
+        raise InputError(f"{where}: {key} must be an ISO 8601 string")
+    try:
+        return parse_time(value)
+    except InputError as e:  # its message names the value as a time
+        raise InputError(f"{where}: {e.message}" if key == "time" else f"{where}: {key}: {e.message}") from None
 
 
 _GOOD_NAMES: set[str] = set()  # metric names already checked
@@ -282,8 +293,17 @@ def run_to_record(run: Any) -> dict:
         "signature_line": run.signature_line,
         "excluded": run.excluded,
         "excluded_reason": run.excluded_reason,
+        "updated_at": _utc_text(run.updated_at),
     }
     return {k: v for k, v in rec.items() if v is not None and v != {} or k in ("run_id", "config", "status")}
+
+
+def _utc_text(t: Optional[datetime]) -> Optional[str]:
+    """A stored time as ISO 8601 in UTC, to the microsecond (SQLite gives it back without a zone)."""
+    if t is None:
+        return None
+    t = t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+    return t.isoformat(timespec="microseconds")
 
 
 def dumps(rec: dict) -> str:

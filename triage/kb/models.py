@@ -15,8 +15,6 @@ from typing import Any, Optional
 from sqlalchemy import JSON, Column, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 1
-
 
 def _json(**kw: Any) -> Any:
     return Field(default_factory=dict, sa_column=Column(JSON, nullable=False), **kw)
@@ -27,7 +25,8 @@ def _json_list() -> Any:
 
 
 class Meta(SQLModel, table=True):
-    """Key/value facts about the knowledge base itself (schema version)."""
+    """Key/value facts about the knowledge base itself (``schema_version``: see
+    :mod:`triage.kb.migrate`; a change to these tables is a new migration)."""
 
     key: str = Field(primary_key=True)
     value: str
@@ -143,10 +142,14 @@ class BisectMark(SQLModel, table=True):
 
 
 class Signature(SQLModel, table=True):
+    """A known-failure signature; ``retired_at`` is set when its rule file no
+    longer declares it: it matches no log then, and runs it marked keep it."""
+
     id: str = Field(primary_key=True)
     kind: str  # the signature's class: setup-error, infra, oom, known-bug, crash
     source: str = ""
     spec: dict = _json()
+    retired_at: Optional[datetime] = None
 
 
 class Evidence(SQLModel, table=True):

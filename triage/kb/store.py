@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
-from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel import Session, create_engine
 
 from triage.errors import InputError, NoInvestigation, RuntimeFailure
 from triage.kb import models as m
@@ -51,21 +51,61 @@ def missing_file(url: str) -> Optional[Path]:
 
 _engines: dict[str, Engine] = {}
 
+#: SQLite: how long a writer waits for another's lock (the busy timeout), and
+#: how many more times it tries to take it after that.
+BUSY_TIMEOUT = 30.0
+BUSY_RETRIES = 3
 
-def get_engine(url: str) -> Engine:
+
+def _sqlite_busy(e: BaseException) -> bool:
+    return "locked" in str(e) or "busy" in str(e)
+
+
+def _retry_busy(action: Any) -> Any:
+    """Run ``action()``; again, up to :data:`BUSY_RETRIES` times, while SQLite says it is locked."""
+    import sqlite3
+    import time
+
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            return action()
+        except sqlite3.OperationalError as e:
+            if attempt == BUSY_RETRIES or not _sqlite_busy(e):
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
+def get_engine(url: str, *, upgrade: bool = True) -> Engine:
+    """The engine of a knowledge base, created, checked or upgraded on first use
+    (:func:`triage.kb.migrate.prepare`; ``upgrade=False`` only checks).
+
+    SQLite runs in WAL mode, and every transaction begins with ``BEGIN
+    IMMEDIATE``: writers take the write lock first, waiting for it up to
+    :data:`BUSY_TIMEOUT` seconds (then retrying), so that no transaction
+    fails halfway with "database is locked".
+    """
     if url in _engines:
         return _engines[url]
     try:
         if url.startswith("sqlite"):
-            engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=json_text)
+            engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT}, json_serializer=json_text)
 
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_conn: Any, _: Any) -> None:
+                dbapi_conn.isolation_level = None  # transactions are begun below, IMMEDIATE
                 cur = dbapi_conn.cursor()
                 cur.execute("PRAGMA foreign_keys=ON")
-                cur.execute("PRAGMA journal_mode=WAL")
+                _retry_busy(lambda: cur.execute("PRAGMA journal_mode=WAL"))
                 cur.execute("PRAGMA synchronous=NORMAL")
                 cur.close()
+
+            @event.listens_for(engine, "begin")
+            def _begin(conn: Any) -> None:
+                cur = conn.connection.dbapi_connection.cursor()
+                try:
+                    _retry_busy(lambda: cur.execute("BEGIN IMMEDIATE"))
+                finally:
+                    cur.close()
 
         else:
             engine = create_engine(url, pool_pre_ping=True, json_serializer=json_text)
@@ -74,22 +114,25 @@ def get_engine(url: str) -> Engine:
     except ModuleNotFoundError as e:
         raise InputError(f"--db: the driver for {url.split('://')[0]} is not installed ({e.name}); "
                          "for PostgreSQL: pip install 'triage[postgres]'") from None
+    from triage.kb import migrate
+
     try:
-        SQLModel.metadata.create_all(engine)
-        with Session(engine) as s:
-            meta = s.get(m.Meta, "schema_version")
-            if meta is None:
-                s.add(m.Meta(key="schema_version", value=str(m.SCHEMA_VERSION)))
-                s.commit()
-            elif meta.value != str(m.SCHEMA_VERSION):
-                raise RuntimeFailure(
-                    f"the knowledge base has schema version {meta.value}, this triage reads {m.SCHEMA_VERSION}"
-                )
+        migrate.prepare(engine, _safe(url), upgrade=upgrade, notify=_notify)
     except OperationalError as e:
         detail = " ".join(str(e.orig).split())
         raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {detail}") from None
-    _engines[url] = engine
+    except BaseException:
+        engine.dispose()
+        raise
+    if upgrade:
+        _engines[url] = engine
     return engine
+
+
+def _notify(message: str) -> None:
+    import sys
+
+    sys.stderr.write(message + "\n")
 
 
 def _safe(url: str) -> str:
@@ -102,16 +145,42 @@ def _safe(url: str) -> str:
         return "<database>"
 
 
+_pending_rules: dict[str, Any] = {}
+
+
+def sync_on_open(url: str, ruleset: Any) -> None:
+    """Sync ``ruleset`` in the next :func:`session` of ``url``: in the
+    command's own transaction, so that a command that fails writes nothing."""
+    _pending_rules[url] = ruleset
+
+
 @contextmanager
 def session(url: str) -> Iterator[Session]:
-    """A session that commits on success and rolls back on any error."""
+    """A session that commits on success and rolls back on any error.
+
+    Rule files handed to :func:`sync_on_open` are synced first, in the same
+    transaction.
+    """
     with Session(get_engine(url), expire_on_commit=False) as s:
         try:
+            ruleset = _pending_rules.get(url)
+            if ruleset is not None:
+                sync_rules(s, ruleset)
             yield s
             s.commit()
+            if ruleset is not None and _pending_rules.get(url) is ruleset:
+                del _pending_rules[url]
         except BaseException:
             s.rollback()
             raise
+
+
+def lock_investigation(s: Session, iid: str) -> None:
+    """Hold the investigation for this transaction: a row lock on PostgreSQL
+    (``SELECT ... FOR UPDATE``); on SQLite the transaction holds the write
+    lock already (``BEGIN IMMEDIATE``).  Writers of one investigation take
+    it in turn."""
+    s.execute(select(m.Investigation.id).where(m.Investigation.id == iid).with_for_update())
 
 
 # --------------------------------------------------------------------------
@@ -126,11 +195,24 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
     Returns the paths that were (re)loaded.
     """
     loaded: list[str] = []
+    locked = False
     for f in ruleset.files:
         key = str(Path(f.path).resolve())
         src = s.get(m.RuleSource, key)
         if src is not None and src.sha256 == f.sha256 and not force:
             continue
+        if not locked and s.get_bind().dialect.name == "postgresql":
+            # one loader at a time (SQLite's transaction holds the write lock already)
+            from sqlalchemy import text
+
+            from triage.kb.migrate import PG_LOCK_KEY
+
+            s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_LOCK_KEY + 1})
+            locked = True
+            s.expire_all()
+            src = s.get(m.RuleSource, key)
+            if src is not None and src.sha256 == f.sha256 and not force:
+                continue
         _upsert_file(s, f)
         if src is None:
             s.add(m.RuleSource(path=key, sha256=f.sha256, loaded_at=now()))
@@ -146,17 +228,24 @@ def _dump(model: Any) -> dict:
 
 
 def _upsert_file(s: Session, f: Any) -> None:
+    """Load one rule file: what it declares is upserted, and what it declared
+    before and no longer does is retired (signatures keep their row, with
+    ``retired_at``; the investigation's definitions are replaced)."""
     spec = f.spec
+    declared = {sig.id for sig in spec.signatures}
     for sig in spec.signatures:
         row = s.get(m.Signature, sig.id)
         if row is None:
             s.add(m.Signature(id=sig.id, kind=sig.cls, source=f.path, spec=_dump(sig)))
         else:
-            row.kind, row.source, row.spec = sig.cls, f.path, _dump(sig)
+            row.kind, row.source, row.spec, row.retired_at = sig.cls, f.path, _dump(sig), None
+    q = select(m.Signature).where(m.Signature.source == f.path, m.Signature.retired_at.is_(None))
+    for row in s.execute(q).scalars():
+        if row.id not in declared:
+            row.retired_at = now()
     inv = spec.investigation
     if inv is None:
-        if spec.extractors:
-            _meta_put(s, f"extractors:{f.path}", spec.extractors)
+        _meta_put(s, f"extractors:{f.path}", spec.extractors)
         return
     clash = s.execute(select(m.Investigation).where(m.Investigation.repo == inv.repo, m.Investigation.pr == inv.pr)).scalars().first()
     if clash is not None and clash.id != inv.id:
@@ -200,7 +289,10 @@ def _meta_put(s: Session, key: str, items: Sequence[Any]) -> None:
 
     value = json.dumps([_dump(x) for x in items], sort_keys=True)
     row = s.get(m.Meta, key)
-    if row is None:
+    if not items:
+        if row is not None:
+            s.delete(row)
+    elif row is None:
         s.add(m.Meta(key=key, value=value))
     else:
         row.value = value
@@ -348,7 +440,9 @@ def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
 
 
 def signature_specs(s: Session) -> list[dict]:
-    return [row.spec for row in s.execute(select(m.Signature).order_by(m.Signature.id)).scalars()]
+    """The signatures logs are matched against: those no rule file retired."""
+    q = select(m.Signature).where(m.Signature.retired_at.is_(None)).order_by(m.Signature.id)
+    return [row.spec for row in s.execute(q).scalars()]
 
 
 # --------------------------------------------------------------------------
@@ -393,37 +487,81 @@ def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -
     Metrics and provenance given are merged into what is there (``replace``
     makes the input the whole record, as an import does).  Returns the row
     and whether it was created.
+
+    The investigation is held first (:func:`lock_investigation`), so that a
+    merge reads what the last writer wrote; the write itself is one
+    ``INSERT ... ON CONFLICT DO UPDATE`` statement, so that two writers of a
+    new run never both try to create it.
     """
-    q = select(m.Run).where(m.Run.investigation_id == iid, m.Run.run_id == data.run_id, m.Run.config == data.config)
-    row = s.execute(q).scalars().first()
-    stamp = now()
-    created = row is None
-    if row is None:
+    lock_investigation(s, iid)
+    t = m.Run.__table__
+    q = select(t).where(t.c.investigation_id == iid, t.c.run_id == data.run_id, t.c.config == data.config)
+    old = s.execute(q).mappings().first()
+    created = old is None
+    if old is None:
         if data.status is None:
             raise InputError(f"run {data.run_id} ({data.config}) is new: give its --status")
-        row = m.Run(investigation_id=iid, run_id=data.run_id, config=data.config, status=data.status,
-                    created_at=stamp, updated_at=stamp)
-        s.add(row)
+        old = {c: None for c in RUN_COLUMNS} | {"metrics": {}, "provenance": {}, "excluded": False}
+    row = dict(old) | {"investigation_id": iid, "run_id": data.run_id, "config": data.config}
     if data.status is not None:
-        row.status = data.status
+        row["status"] = data.status
     if data.metrics is not None:
-        row.metrics = dict(data.metrics) if replace else {**row.metrics, **data.metrics}
+        row["metrics"] = dict(data.metrics) if replace else {**old["metrics"], **data.metrics}
     if data.provenance is not None:
-        merged = dict(data.provenance) if replace else {**row.provenance, **data.provenance}
-        row.provenance = {k: v for k, v in merged.items() if v != ""}
+        merged = dict(data.provenance) if replace else {**old["provenance"], **data.provenance}
+        row["provenance"] = {k: v for k, v in merged.items() if v != ""}
     if data.time is not None or replace:
-        row.time = data.time
+        row["time"] = data.time
     for name in TEXT_FIELDS:
         value = getattr(data, name)
         if value is not None or replace:
-            setattr(row, name, value or None)
+            row[name] = value or None
     if data.excluded is not None:
-        row.excluded = data.excluded
+        row["excluded"] = data.excluded
     elif replace:
-        row.excluded = False
-    row.updated_at = stamp
-    s.flush()
-    return row, created
+        row["excluded"] = False
+    stamp = now()
+    values = {c: row[c] for c in RUN_COLUMNS} | {"created_at": stamp, "updated_at": stamp}
+    stmt = _upsert_statement(s.connection().dialect, overwrite=True)
+    if stmt is None:  # another database: the ORM, under the lock taken above
+        obj = s.execute(select(m.Run).where(t.c.investigation_id == iid, t.c.run_id == data.run_id,
+                                            t.c.config == data.config)).scalars().first()
+        if obj is None:
+            obj = m.Run(**values)
+            s.add(obj)
+        else:
+            for k, v in values.items():
+                if k != "created_at":
+                    setattr(obj, k, v)
+        s.flush()
+        return obj, created
+    s.execute(stmt, values)
+    obj = s.execute(select(m.Run).where(t.c.investigation_id == iid, t.c.run_id == data.run_id,
+                                        t.c.config == data.config).execution_options(populate_existing=True)).scalars().one()
+    return obj, created
+
+
+def _upsert_statement(dialect: Any, *, overwrite: bool) -> Any:
+    """``INSERT ... ON CONFLICT (identity) DO UPDATE`` of a whole run (SQLite
+    and PostgreSQL; None for another database).  An update keeps the run's
+    ``created_at``; unless ``overwrite``, it only replaces a run whose
+    ``updated_at`` is not newer than the record's."""
+    if dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        return None
+    from sqlalchemy import bindparam
+
+    table = m.Run.__table__
+    names = RUN_COLUMNS + ("created_at", "updated_at")
+    ins = insert(table).values({c: bindparam(c) for c in names})
+    return ins.on_conflict_do_update(
+        index_elements=[table.c[c] for c in _IDENTITY],
+        set_={c: ins.excluded[c] for c in names if c not in _IDENTITY and c != "created_at"},
+        where=None if overwrite else table.c.updated_at <= ins.excluded.updated_at,
+    )
 
 
 #: The columns of a whole run record, in the order :class:`RunWriter` takes them.
@@ -472,31 +610,22 @@ class RunWriter:
     their stored form, which is what makes 100,000 records quick.
     """
 
-    def __init__(self, s: Session) -> None:
+    def __init__(self, s: Session, *, overwrite: bool = False) -> None:
         self.s = s
         self.conn = s.connection()
         dialect = self.conn.dialect
+        self.overwrite = overwrite
         self.bulk = dialect.name in ("sqlite", "postgresql")
-        self._known: set[tuple[str, str, str]] = set()  # identities the knowledge base has, as written so far
+        # identities the knowledge base has, as written so far, with their updated_at
+        self._known: dict[tuple[str, str, str], datetime] = {}
         self._loaded: set[str] = set()  # investigations whose identities are in _known
         stamp = now()
         self._stamp = stamp
         if not self.bulk:
             return
-        if dialect.name == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
-        else:
-            from sqlalchemy.dialects.postgresql import insert
-        from sqlalchemy import bindparam
-
         table = m.Run.__table__
         names = RUN_COLUMNS + ("created_at", "updated_at")
-        ins = insert(table).values({c: bindparam(c) for c in names})
-        stmt = ins.on_conflict_do_update(
-            index_elements=[table.c[c] for c in _IDENTITY],
-            set_={c: ins.excluded[c] for c in names if c not in _IDENTITY and c != "created_at"},
-        )
-        compiled = stmt.compile(dialect=dialect)
+        compiled = _upsert_statement(dialect, overwrite=overwrite).compile(dialect=dialect)
         self._sql = str(compiled)
         self._order = list(compiled.positiontup) if compiled.positional else None  # type: ignore[arg-type]
         self._pick = None  # positions to reorder values by, if the statement orders them otherwise
@@ -518,38 +647,55 @@ class RunWriter:
         self._stamp_value = self._time(stamp) if self._time else stamp
 
     def _load_known(self, iid: str) -> None:
-        q = select(m.Run.run_id, m.Run.config).where(m.Run.investigation_id == iid)
-        self._known.update((iid, a, b) for a, b in self.s.execute(q))
+        lock_investigation(self.s, iid)  # PostgreSQL: what is read now stays true until the commit
+        q = select(m.Run.run_id, m.Run.config, m.Run.updated_at).where(m.Run.investigation_id == iid)
+        self._known.update(((iid, a, b), _utc(t)) for a, b, t in self.s.execute(q))
         self._loaded.add(iid)
 
-    def write(self, rows: Sequence[tuple]) -> int:
+    def write(self, rows: Sequence[tuple]) -> tuple[int, int]:
         """Write records, each a tuple in :data:`RUN_COLUMNS` order (``time``
-        an aware datetime, ``metrics``/``provenance`` mappings); a later record
-        with the same identity wins.  Returns how many runs were new."""
+        an aware datetime, ``metrics``/``provenance`` mappings), then its
+        ``updated_at`` (an aware datetime; None: now); a later record with
+        the same identity wins.
+
+        A record older than the stored run (by ``updated_at``) is skipped
+        unless the writer overwrites.  Returns how many runs were new and how
+        many records were skipped as older."""
         latest: dict[tuple, tuple] = {}
         for r in rows:
             latest[(r[0], r[1], r[2])] = r
         known, loaded = self._known, self._loaded
-        new = [key for key in latest if key not in known]
-        for key in new:
-            if key[0] not in loaded:
-                self._load_known(key[0])
-        new = [key for key in new if key not in known]
-        known.update(new)
+        for iid in {key[0] for key in latest} - loaded:
+            self._load_known(iid)
+        stamp_dt = self._stamp
+        stored = [key for key in latest if key in known]
+        new, older = len(latest) - len(stored), 0
+        if stored and not self.overwrite:
+            for key in stored:
+                if known[key] > (latest[key][14] or stamp_dt):
+                    del latest[key]
+                    older += 1
+        known.update({key: r[14] or stamp_dt for key, r in latest.items()})
         if not self.bulk:
+            t = m.Run.__table__
             for r in latest.values():
                 upsert_run(self.s, r[0], RunInput(*r[1:12], excluded=r[12], excluded_reason=r[13]), replace=True)
-            return len(new)
+                if r[14] is not None:
+                    self.s.execute(t.update().where(t.c.investigation_id == r[0], t.c.run_id == r[1],
+                                                    t.c.config == r[2]).values(updated_at=r[14]))
+            return new, older
         stamp = self._stamp_value
         time_ = self._time or _same
         bool_ = self._bool or _same
         enc = _msgspec_encode
         if enc is None:  # pragma: no cover - msgspec is a dependency
             values = [(r[0], r[1], r[2], r[3], json_text(r[4]), json_text(r[5]), r[6], r[7] and time_(r[7]), r[8],
-                       r[9], r[10], r[11], bool_(r[12]), r[13], stamp, stamp) for r in latest.values()]
+                       r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
+                      for r in latest.values()]
         else:  # the same, with the encoder called directly: this is the import's inner loop
             values = [(r[0], r[1], r[2], r[3], enc(r[4]).decode(), enc(r[5]).decode(), r[6], r[7] and time_(r[7]),
-                       r[8], r[9], r[10], r[11], bool_(r[12]), r[13], stamp, stamp) for r in latest.values()]
+                       r[8], r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
+                      for r in latest.values()]
         if self._pick is not None:
             values = [tuple(v[i] for i in self._pick) for v in values]
         elif self._order is None:
@@ -557,7 +703,7 @@ class RunWriter:
             values = [dict(zip(names, v)) for v in values]  # type: ignore[misc]
         if values:
             self.conn.exec_driver_sql(self._sql, values)
-        return len(new)
+        return new, older
 
     def done(self) -> None:
         """After the last batch: objects the session holds are stale now."""
