@@ -88,7 +88,8 @@ def _rule_paths() -> list[str]:
 def _open() -> tuple[str, Any]:
     """Validate rule files (nothing written if any is bad), then sync them."""
     from triage.kb import store
-    from triage.rules.loader import RuleSet, load_rules
+    from triage.rules.cache import load_rules
+    from triage.rules.loader import RuleSet
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else RuleSet([])
@@ -141,27 +142,46 @@ def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
     return bundle, ev, changed
 
 
-def _model(pr: int, repo: Optional[str], since: Optional[str] = None) -> tuple[str, dict]:
+def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
+           full: bool = False) -> tuple[str, dict]:
     """Evaluate one investigation; its view model (and the database URL).
 
     ``since`` adds the "new since" line: ``last-post``, a time or an age;
     ``post``: the line the posted comment carries (``store.post_since_view``).
+    ``runs``: the newest runs the runs table shows (None: all).  When nothing
+    the evaluation depends on changed since the last one, the stored
+    evaluation is read instead (``full`` evaluates all the same).
     """
-    from triage.kb import store
-    from triage.render.report import build
+    from triage.kb import snapshot, store
+    from triage.render.report import DEFAULT_RUNS, build
     from triage.rules.similar import DEFAULT_THRESHOLD
 
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
-        if since == "post":
-            since_view = store.post_since_view(s, inv)
+        fp = snapshot.fingerprint(s, inv.id)
+        kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
+        if kept is not None:
+            model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
         else:
-            since_view = _since(s, inv, since)
-        no_recipe = [h for h in bundle.hypotheses if h.id in ev.untested]
-        seen = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
-    return url, build(bundle, ev, since=since_view, similar=seen)
+            bundle, ev, _ = _evaluate(s, inv)
+            model = build(bundle, ev, runs_limit=runs)
+            no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
+            if runs == DEFAULT_RUNS:
+                snapshot.write(s, inv.id, fp, {"model": model, "untested": [vars(h) for h in no_recipe]})
+        if since == "post":
+            model["since"] = store.post_since_view(s, inv)
+        else:
+            model["since"] = _since(s, inv, since)
+        model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+    return url, model
+
+
+class _Untested:
+    """A hypothesis no recipe tests, as "Seen elsewhere" compares it."""
+
+    def __init__(self, id: str, title: str, text: str) -> None:
+        self.id, self.title, self.text = id, title, text
 
 
 def _fitted(model: dict, templates: Optional[str]) -> str:
@@ -329,8 +349,11 @@ def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> lis
     from triage.kb import store
     from triage.rules import similar
 
-    others = store.known_hypotheses(s, inv.id)
-    return [similar.view(x) for x in similar.find_similar(hypotheses, others, threshold=min_score)]
+    from dataclasses import replace
+
+    matches = similar.find_similar(hypotheses, store.known_hypotheses(s, inv.id), threshold=min_score)
+    decided = {(k.investigation, k.id): k for k in store.decisions_of(s, [x.other for x in matches])}
+    return [similar.view(replace(x, other=decided[(x.other.investigation, x.other.id)])) for x in matches]
 
 
 def _since(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:
@@ -363,6 +386,8 @@ def report(
     since: Annotated[Optional[str], typer.Option("--since", help=SINCE_HELP)] = None,
     fit: Annotated[bool, typer.Option("--fit", help="Shorten the markdown to GitHub's 65,536-character limit, as `triage post` does.")] = False,
     repo: REPO_OPT = None,
+    runs: Annotated[str, typer.Option("--runs", help="How many of the newest runs the runs table shows: a number or all.")] = "50",
+    full: Annotated[bool, typer.Option("--full", help="Evaluate the whole investigation even when nothing changed since the last evaluation.")] = False,
 ) -> None:
     """Evaluate the rules and render the report.
 
@@ -375,6 +400,7 @@ def report(
       triage report --pr 30433 --format json -o report.json
       triage report --pr 30433 --since last-post   # what arrived since the last posted report
       triage report --pr 30433 --since 2d          # … or in the last two days
+      triage report --pr 30433 --runs all          # every run, not only the newest 50
 
     The markdown shows everything unless --fit: a report above GitHub's limit
     then loses its oldest runs, then the evidence details, then long texts,
@@ -385,7 +411,7 @@ def report(
     _check_format(format, "markdown", "json", "text")
     if fit and format != "markdown":
         raise InputError("--fit shortens the markdown comment: use it with --format markdown")
-    _, model = _model(pr, repo, since)
+    _, model = _model(pr, repo, since, runs=_runs_limit(runs), full=full)
     if format == "json":
         text = render.to_json(model)
     elif format == "text":
@@ -845,6 +871,19 @@ def signatures_list() -> None:
         sig = signature_from_spec(d)
         table.add_row(sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)
     Console(highlight=False).print(table)
+
+
+def _runs_limit(value: str) -> Optional[int]:
+    """``--runs``: a count of newest runs, or ``all`` (None)."""
+    if value.strip().lower() == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise InputError(f"--runs {value}: give a number of runs (0 or more) or all")
+    return n
 
 
 FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl or csv [default: by the file's extension; jsonl].")]

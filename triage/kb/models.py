@@ -183,3 +183,15 @@ class Post(SQLModel, table=True):
     action: str
     at: datetime
     since: Optional[datetime] = None  # the baseline of the body's "new since" line, if it had one
+
+
+class Snapshot(SQLModel, table=True):
+    """An investigation's last evaluation, as the report shows it, with the
+    fingerprint of what it was derived from (rule files, runs, manual evidence,
+    the engine's code): a report whose inputs have the same fingerprint reads
+    this instead of evaluating again."""
+
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    fingerprint: str
+    at: datetime
+    data: str  # JSON text

@@ -118,9 +118,12 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
     Returns the paths that were (re)loaded.
     """
     loaded: list[str] = []
-    for f in ruleset.files:
-        key = str(Path(f.path).resolve())
-        src = s.get(m.RuleSource, key)
+    keys = {str(Path(f.path).resolve()): f for f in ruleset.files}
+    # One query for every file's last load: a file's check costs no statement of its own.
+    known = {r.path: r for r in s.execute(select(m.RuleSource).where(m.RuleSource.path.in_(list(keys)))).scalars()} \
+        if keys else {}
+    for key, f in keys.items():
+        src = known.get(key)
         if src is not None and src.sha256 == f.sha256 and not force:
             continue
         _upsert_file(s, f)
@@ -668,34 +671,57 @@ def since_view(s: Session, inv: m.Investigation, at: datetime, label: str) -> di
 
 
 def known_hypotheses(s: Session, exclude: str) -> list[Any]:
-    """Every other investigation's hypotheses with their stored status and the
-    evidence that decided them (the engine's last evaluation), for ``similar``."""
-    from triage.rules.similar import Decision, KnownHypothesis
+    """Every other investigation's hypotheses with their stored status, in one
+    query; what decided them is read by :func:`decisions_of` for the few that
+    match, so nothing here grows with other investigations' evidence."""
+    from triage.rules.similar import KnownHypothesis
 
+    h, i = m.Hypothesis.__table__, m.Investigation.__table__
+    q = (select(i.c.id, i.c.repo, i.c.pr, h.c.id, h.c.title, h.c.spec, h.c.status)
+         .join(i, i.c.id == h.c.investigation_id).where(h.c.investigation_id != exclude)
+         .order_by(i.c.repo, i.c.pr, h.c.position))
+    return [KnownHypothesis(iid, repo, pr, hid, title, (spec or {}).get("text", ""), status)
+            for iid, repo, pr, hid, title, spec, status in s.execute(q)]
+
+
+def decisions_of(s: Session, known: Sequence[Any]) -> list[Any]:
+    """``known`` hypotheses with the evidence that decided them (the engine's
+    last evaluation of their investigation): two queries over the evidence and
+    recipes of those investigations only."""
+    from dataclasses import replace
+
+    from sqlalchemy import tuple_
+
+    from triage.rules.similar import Decision
+
+    if not known:
+        return []
     deciding = {"ruled_out": ("rules_out",), "confirmed": ("confirms",), "conflicting": ("rules_out", "confirms")}
-    out = []
-    for inv in list_investigations(s):
-        if inv.id == exclude:
+    pairs = list({(k.investigation, k.id) for k in known})
+    invs = sorted({k.investigation for k in known})
+    e, r = m.Evidence.__table__, m.Recipe.__table__
+    recipes = {(iid, rid): spec for iid, rid, spec in
+               s.execute(select(r.c.investigation_id, r.c.id, r.c.spec).where(r.c.investigation_id.in_(invs)))}
+    q = (select(e.c.investigation_id, e.c.hypothesis_id, e.c.rule_id, e.c.verdict, e.c.reason, e.c.runs, e.c.flags)
+         .where(tuple_(e.c.investigation_id, e.c.hypothesis_id).in_(pairs), e.c.retired_at.is_(None),
+                e.c.verdict != "inconclusive")
+         .order_by(e.c.pk))
+    by_h: dict[tuple[str, str], list] = {}
+    for iid, hid, rule_id, verdict, reason, runs, flags in s.execute(q):
+        if {"superseded", "invalid-run"} & set(flags):
             continue
-        recipes = {r.id: r.spec for r in s.execute(select(m.Recipe).where(m.Recipe.investigation_id == inv.id)).scalars()}
-        active = s.execute(select(m.Evidence).where(m.Evidence.investigation_id == inv.id,
-                                                    m.Evidence.retired_at.is_(None)).order_by(m.Evidence.pk)).scalars()
-        by_h: dict[str, list[m.Evidence]] = {}
-        for e in active:
-            if e.verdict != "inconclusive" and not {"superseded", "invalid-run"} & set(e.flags):
-                by_h.setdefault(e.hypothesis_id, []).append(e)
-        q = select(m.Hypothesis).where(m.Hypothesis.investigation_id == inv.id).order_by(m.Hypothesis.position)
-        for h in s.execute(q).scalars():
-            wanted = deciding.get(h.status, ("supports",))
-            decisions = []
-            for e in by_h.get(h.id, []):
-                if e.verdict not in wanted:
-                    continue
-                configs = [k.partition("/")[2] for k in e.runs]
-                recipe = e.rule_id.partition(":")[2] if e.rule_id.startswith("predicts:") else next(
-                    (c for c in configs if c in recipes), None)
-                change = recipes.get(recipe, {}).get("change", "") if recipe else ""
-                decisions.append(Decision(recipe, change, e.rule_id, e.verdict, e.reason, tuple(e.runs)))
-            out.append(KnownHypothesis(inv.id, inv.repo, inv.pr, h.id, h.title, h.spec.get("text", ""), h.status,
-                                       tuple(decisions)))
+        by_h.setdefault((iid, hid), []).append((rule_id, verdict, reason, runs))
+    out = []
+    for k in known:
+        wanted = deciding.get(k.status, ("supports",))
+        decisions = []
+        for rule_id, verdict, reason, runs in by_h.get((k.investigation, k.id), []):
+            if verdict not in wanted:
+                continue
+            configs = [x.partition("/")[2] for x in runs]
+            recipe = rule_id.partition(":")[2] if rule_id.startswith("predicts:") else next(
+                (c for c in configs if (k.investigation, c) in recipes), None)
+            change = recipes.get((k.investigation, recipe), {}).get("change", "") if recipe else ""
+            decisions.append(Decision(recipe, change, rule_id, verdict, reason, tuple(runs)))
+        out.append(replace(k, decided_by=tuple(decisions)))
     return out

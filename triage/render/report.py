@@ -6,9 +6,9 @@ ordering; the markdown comes from Jinja templates, the text from rich tables.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
+from triage.render import jsonout
 from triage.rules.stats import fmt
 
 MARKER_PREFIX = "<!-- triage:investigation="
@@ -52,9 +52,16 @@ RECIPE_STATE_WORDS = {"never-run": "not run yet", "no-valid-run": "no valid run"
                       "run": "ran"}
 
 
+RUN_REFS = 20  # the runs one piece of evidence or one bisect point names, then "+N more"
+DEFAULT_RUNS = 50  # the newest runs the runs table shows unless ``--runs`` says otherwise
+
+
 def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
-          similar: Optional[list] = None) -> dict:
+          similar: Optional[list] = None, runs_limit: Optional[int] = DEFAULT_RUNS) -> dict:
     """The view model every renderer reads.
+
+    The runs table holds the newest ``runs_limit`` runs (None: all of them);
+    ``runs_total`` says how many there are.
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
     ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
@@ -83,6 +90,13 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         run_id, config = split(key)
         return {"run_id": run_id, "config": config, "url": url_of.get(key)}
 
+    def run_refs(keys: Any) -> list[dict]:
+        # A list of runs shows the first RUN_REFS of them, then how many more.
+        out = [run_ref(k) for k in keys[:RUN_REFS]]
+        if len(keys) > RUN_REFS:
+            out.append({"run_id": f"+{len(keys) - RUN_REFS:,} more", "config": "", "url": None})
+        return out
+
     parents = {x.id: x.parent for x in bundle.hypotheses}
     titles = {h.id: h.title for h in bundle.hypotheses}
     hyps = []
@@ -93,6 +107,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         decisive = list({(e.verdict, e.summary): e for e in decisive}.values())
         not_counted = list(dict.fromkeys(
             f"{split(k)[0]} ({short(split(k)[1])})" for e in items if "invalid-run" in e.flags for k in e.runs))
+        if len(not_counted) > RUN_REFS:
+            not_counted[RUN_REFS:] = [f"+{len(not_counted) - RUN_REFS:,} more"]
         hyps.append({
             "id": h.id,
             "title": h.title,
@@ -103,14 +119,14 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "icon": STATUS_ICONS[status],
             "depth": _depth(h.id, parents),
             "tree": tree,
-            "summary": [{"reason": e.summary or e.reason, "runs": [run_ref(k) for k in e.runs], "flags": list(e.flags),
+            "summary": [{"reason": e.summary or e.reason, "runs": run_refs(e.runs), "flags": list(e.flags),
                          "verdict": e.verdict} for e in decisive],
             "not_counted": not_counted,
             "evidence": [
                 {
                     "run_id": split(e.runs[0])[0] if e.runs else None,
                     "config": split(e.runs[0])[1] if e.runs else None,
-                    "runs": [run_ref(k) for k in e.runs],
+                    "runs": run_refs(e.runs),
                     "rule": e.rule,
                     "verdict": e.verdict,
                     "reason": e.reason,
@@ -121,7 +137,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         })
 
     run_rows = []
-    for r in sorted(runs, key=lambda r: (r.time or "", )):
+    shown = sorted(runs, key=lambda r: (r.time or "", ))
+    if runs_limit is not None:
+        shown = shown[max(0, len(shown) - runs_limit):]
+    for r in shown:
         recipe = recipes.get(r.config)
         if recipe is not None:
             change = recipe.change
@@ -167,7 +186,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "ends_ok": b.ends_ok,
             "done": b.done,
             "command": b.command,
-            "points": [{"label": p.label, "state": p.state, "value": p.value, "runs": [run_ref(k) for k in p.runs],
+            "points": [{"label": p.label, "state": p.state, "value": p.value, "runs": run_refs(p.runs),
                         "reason": p.reason} for p in b.points],
             "notes": list(b.notes),
         }
@@ -201,6 +220,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "titles": titles,
         "experiments": _experiments(bundle, ev, run_ref, short),
         "runs": run_rows,
+        "runs_total": len(runs),
         "bisects": bisects,
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
@@ -250,19 +270,23 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
     run_config = {r.key: r.config for r in bundle.runs}
     values = {r.key: r.metrics.get(bundle.spec.metric) for r in bundle.runs}
     rows = []
+    deciding = [e for e in ev.evidence if e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags]
     for st in ev.recipes:
         recipe = recipes[st.recipe]
         results = []
-        for key in st.runs:
+        for key in st.runs[:RUN_REFS]:
             value = values.get(key)
             invalid = ev.invalid.get(key)
             reading = invalid or ev.readings.get(key, "")
             text = f"{fmt(value[0])} ({reading})" if value and not invalid else reading
             results.append({"run": run_ref(key), "text": text, "valid": invalid is None})
+        if len(st.runs) > RUN_REFS:
+            more = {"run_id": f"+{len(st.runs) - RUN_REFS:,} more", "config": "", "url": None}
+            results.append({"run": more, "text": "", "valid": True})
         decided: dict[str, dict] = {}
-        for e in ev.evidence:
-            if not (e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags
-                    and set(e.runs) & set(st.valid)):
+        valid = set(st.valid)
+        for e in deciding:
+            if valid.isdisjoint(e.runs):
                 continue
             others = sorted({short(run_config[k]) for k in e.runs if k in run_config and run_config[k] != st.recipe})
             row = decided.setdefault(e.hypothesis, {"hypothesis": e.hypothesis, "verdict": e.verdict,
@@ -380,7 +404,9 @@ def to_json(model: dict) -> str:
     }
     if model["since"] is not None:
         out["since"] = model["since"]
-    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    if model.get("runs_total", 0) > len(model["runs"]):
+        out["runs_total"] = model["runs_total"]
+    return jsonout.dumps(out) + "\n"
 
 
 def to_markdown(model: dict, templates: Optional[str] = None) -> str:
@@ -452,6 +478,8 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
             reading = r["other_metrics"]
         t.add_row(r["run_id"], r["short"], r["change"] or "", r["value"] or "—", reading)
     con.print(t)
+    if model.get("runs_total", 0) > len(model["runs"]):
+        con.print(f"  the newest {len(model['runs']):,} of {model['runs_total']:,} runs; --runs all shows them all")
     for b in model["bisects"]:
         _bisect_text(con, b)
     if model["suggestions"] or model["untested"] or model["next_level"]:

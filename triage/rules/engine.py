@@ -20,6 +20,7 @@ recipe stands; and ranks what to run next.
 
 from __future__ import annotations
 
+from triage.rules import summary
 from triage.rules.bisect import evaluate_bisect
 from triage.rules.conditions import evaluate_condition
 from triage.rules.confounds import base_run, find_confounds
@@ -138,13 +139,15 @@ def evaluate(inv: Investigation) -> Evaluation:
     for name, (m, label) in ctx.refs.items():
         if m is None:
             warnings.append(Warning_("reference", f"reference `{name}` has no value yet: {label}"))
-    for c in confounds:
-        warnings.append(Warning_("confound", c.message(ctx)))
+    # One warning for runs of one config that say the same thing.
+    said = summary.group((c.run.partition("/")[0], c.run.partition("/")[2], c.message(ctx).partition("): ")[2])
+                         for c in confounds)
+    for (config, what), ids in said.items():
+        warnings.append(Warning_("confound", f"{summary.head(ids, config, ctx.short, 'run ')}: {what}"))
     warnings += repeats_disagree(ctx)
-    for r in inv.runs:
-        why = ctx.invalid_reason(r)
-        if why is not None:
-            warnings.append(Warning_("inconclusive-run", f"{r.run_id} ({ctx.short(r.config)}): {why}"))
+    said = summary.group((r.run_id, r.config, why) for r in inv.runs if (why := ctx.invalid_reason(r)) is not None)
+    for (config, why), ids in said.items():
+        warnings.append(Warning_("inconclusive-run", f"{summary.head(ids, config, ctx.short)}: {why}"))
     for b in bisects:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
