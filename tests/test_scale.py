@@ -244,3 +244,32 @@ def test_an_unchanged_rule_file_is_not_parsed_again(cli, rules_dir: Path, monkey
     parsed.clear()
     r = cli("hypotheses", "--pr", PR)  # a bad file is never cached: refused again
     assert r.code == 2 and parsed == ["other-1.yaml"]
+
+
+def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path, monkeypatch) -> None:
+    from triage.rules import cache, loader
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "c"))
+    shutil.copytree(RULES, tmp_path / "rules")
+    parsed = loader.load_rules([tmp_path / "rules"])
+    cache.load_rules([tmp_path / "rules"])
+    again = cache.load_rules([tmp_path / "rules"])
+    assert type(again.files[0]).__name__ == "CachedFile"
+    assert [(f.path, f.sha256, f.spec, f.values, f.keys) for f in again.files] == \
+        [(f.path, f.sha256, f.spec, f.values, f.keys) for f in parsed.files]
+
+
+def test_seen_elsewhere_follows_what_other_investigations_decide(cli, rules_dir: Path) -> None:
+    _other_investigations(rules_dir, 1)
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
+    first = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    assert first["similar"], "the copy's untested hypotheses read the same"
+    hyp = first["similar"][0]["other_id"]
+    assert cli("report", "--pr", PR, "--format", "json").out == json.dumps(first, indent=2, ensure_ascii=False) + "\n"
+    r = cli("evidence", "add", "--pr", "70000", "--hypothesis", hyp, "--verdict", "rules_out", "--because", "read it")
+    assert r.code == 0, r.err
+    kept = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    full = json.loads(cli("report", "--pr", PR, "--format", "json", "--full").out)
+    assert kept == full
+    assert {x["status"] for x in kept["similar"] if x["other_id"] == hyp} == {"ruled_out"}
+    assert "ruled_out" not in {x["status"] for x in first["similar"] if x["other_id"] == hyp}

@@ -173,7 +173,13 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
             model["since"] = store.post_since_view(s, inv)
         else:
             model["since"] = _since(s, inv, since)
-        model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+        if kept is not None and "similar" in kept:
+            model["similar"] = kept["similar"]
+        else:
+            model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+            if runs == DEFAULT_RUNS:
+                version = kept["others"] if kept is not None else snapshot.others(s)
+                snapshot.write_similar(s, inv.id, version, model["similar"])
     return url, model
 
 

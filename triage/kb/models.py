@@ -195,3 +195,5 @@ class Snapshot(SQLModel, table=True):
     fingerprint: str
     at: datetime
     data: str  # JSON text
+    others: Optional[str] = None  # the evidence version "Seen elsewhere" was computed at
+    similar: Optional[str] = None  # "Seen elsewhere", JSON text

@@ -68,12 +68,41 @@ def fingerprint(s: Session, iid: str) -> str:
 
 
 def read(s: Session, iid: str, fp: str) -> Optional[dict]:
-    """The stored evaluation of ``iid`` if it was derived from ``fp``, else None."""
-    t = m.Snapshot.__table__
-    row = s.execute(select(t.c.fingerprint, t.c.data).where(t.c.investigation_id == iid)).first()
+    """The stored evaluation of ``iid`` if it was derived from ``fp``, else None.
+
+    Its ``similar`` ("Seen elsewhere") is there only while no evaluation has
+    changed stored evidence since it was computed (see :func:`others`).
+    """
+    from triage.kb.store import EVIDENCE_VERSION
+
+    t, meta = m.Snapshot.__table__, m.Meta.__table__
+    version = select(meta.c.value).where(meta.c.key == EVIDENCE_VERSION).scalar_subquery()
+    row = s.execute(select(t.c.fingerprint, t.c.data, t.c.others, t.c.similar, version)
+                    .where(t.c.investigation_id == iid)).first()
     if row is None or row[0] != fp:
         return None
-    return json.loads(row[1])
+    data = json.loads(row[1])
+    data["others"] = row[4]
+    if row[2] is not None and row[2] == row[4] and row[3] is not None:
+        data["similar"] = json.loads(row[3])
+    return data
+
+
+def others(s: Session) -> Optional[str]:
+    """The evidence version: it changes with every evaluation that changed any stored evidence or status."""
+    from triage.kb.store import EVIDENCE_VERSION
+
+    row = s.get(m.Meta, EVIDENCE_VERSION)
+    return row.value if row is not None else None
+
+
+def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -> None:
+    """Keep "Seen elsewhere" with the stored evaluation, as of evidence version ``version``."""
+    from sqlalchemy import update
+
+    t = m.Snapshot.__table__
+    s.execute(update(t).where(t.c.investigation_id == iid)
+              .values(others=version, similar=json.dumps(similar, ensure_ascii=False)))
 
 
 def write(s: Session, iid: str, fp: str, data: Any) -> None:

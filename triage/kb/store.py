@@ -538,12 +538,14 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
         select(t.c.pk, t.c.key, t.c.flags).where(t.c.investigation_id == iid, t.c.retired_at.is_(None)))}
     new_keys = set()
     fresh = []
+    touched = False
     for item in ev.evidence:
         new_keys.add(item.key)
         if item.key in active:
             pk, flags = active[item.key]
             if list(flags) != list(item.flags):
                 s.execute(update(t).where(t.c.pk == pk).values(flags=list(item.flags)))
+                touched = True
             continue
         fresh.append(dict(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
                           reason=item.reason, runs=list(item.runs), flags=list(item.flags), key=item.key,
@@ -565,8 +567,22 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
             changed[hid] = (previous, status)
         if hid in hyps and hyps[hid].status != status:
             hyps[hid].status = status
+            touched = True
+    if touched or fresh or gone or changed:
+        # What other investigations' reports read of this one ("Seen elsewhere") changed.
+        import uuid
+
+        row = s.get(m.Meta, EVIDENCE_VERSION)
+        if row is None:
+            s.add(m.Meta(key=EVIDENCE_VERSION, value=uuid.uuid4().hex))
+        else:
+            row.value = uuid.uuid4().hex
     s.flush()
     return changed
+
+
+#: A Meta key that changes with every evaluation that changed stored evidence or statuses.
+EVIDENCE_VERSION = "evidence-version"
 
 
 def status_history(s: Session, iid: str) -> list[m.StatusChange]:
