@@ -269,19 +269,32 @@ def run_records(s: Session, iid: str) -> list[Any]:
     objects for what may be a hundred thousand rows."""
     from triage.rules.engine import RunRec
 
+    from sqlalchemy import Text, cast
+
     t = m.Run.__table__
-    cols = (t.c.run_id, t.c.config, t.c.status, t.c.metrics, t.c.provenance, t.c.url, t.c.time, t.c.note,
-            t.c.excluded, t.c.excluded_reason, t.c.signature_id)
+    # The JSON columns as their text, decoded here in C: no per-value processor.
+    cols = (t.c.run_id, t.c.config, t.c.status, cast(t.c.metrics, Text), cast(t.c.provenance, Text),
+            t.c.url, t.c.time, t.c.note, t.c.excluded, t.c.excluded_reason, t.c.signature_id)
     q = select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk)
+    decode = _json_decode()
     return [
         RunRec(run_id=run_id, config=config, status=status,
-               metrics={k: (float(v["value"]), v.get("n")) for k, v in metrics.items()},
-               provenance={k: str(v) for k, v in provenance.items()}, url=url,
+               metrics={k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()},
+               provenance={k: str(v) for k, v in decode(provenance).items()}, url=url,
                time=when.isoformat() if when else None, note=note, excluded=bool(excluded),
                excluded_reason=excluded_reason, signature=signature)
         for run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature
         in s.execute(q)
     ]
+
+
+def _json_decode() -> Any:
+    """A JSON text decoder: msgspec's, else the standard library's."""
+    try:
+        from msgspec.json import decode
+    except ImportError:  # pragma: no cover - a dependency
+        return json.loads
+    return decode
 
 
 def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
