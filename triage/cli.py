@@ -133,13 +133,26 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
 
 
 def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
-    from triage.kb import store
+    """Evaluate and store; keep the report's view of it, so that the next
+    report of an unchanged knowledge base reads it instead of evaluating."""
+    bundle, ev, changed, _ = _evaluate_kept(s, inv)
+    return bundle, ev, changed
+
+
+def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50) -> tuple[Any, Any, dict, dict]:
+    """:func:`_evaluate`, and the view model with the newest ``runs`` runs."""
+    from triage.kb import snapshot, store
+    from triage.render.report import DEFAULT_RUNS, build
     from triage.rules.engine import evaluate
 
     bundle = store.load_bundle(s, inv)
     ev = evaluate(bundle)
     changed = store.store_evaluation(s, inv.id, ev)
-    return bundle, ev, changed
+    model = build(bundle, ev, runs_limit=runs)
+    if runs == DEFAULT_RUNS:
+        untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses if h.id in ev.untested]
+        snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested})
+    return bundle, ev, changed, model
 
 
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
@@ -153,7 +166,7 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
     evaluation is read instead (``full`` evaluates all the same).
     """
     from triage.kb import snapshot, store
-    from triage.render.report import DEFAULT_RUNS, build
+    from triage.render.report import DEFAULT_RUNS
     from triage.rules.similar import DEFAULT_THRESHOLD
 
     url, _ = _open()
@@ -164,11 +177,8 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
         if kept is not None:
             model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
         else:
-            bundle, ev, _ = _evaluate(s, inv)
-            model = build(bundle, ev, runs_limit=runs)
+            bundle, ev, _, model = _evaluate_kept(s, inv, runs)
             no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
-            if runs == DEFAULT_RUNS:
-                snapshot.write(s, inv.id, fp, {"model": model, "untested": [vars(h) for h in no_recipe]})
         if since == "post":
             model["since"] = store.post_since_view(s, inv)
         else:

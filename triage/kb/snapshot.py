@@ -113,6 +113,6 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     row = s.get(m.Snapshot, iid)
     if row is None:
         s.add(m.Snapshot(investigation_id=iid, fingerprint=fp, at=now(), data=text))
-    else:
-        row.fingerprint, row.at, row.data = fp, now(), text
+    else:  # "Seen elsewhere" is computed again for a new evaluation
+        row.fingerprint, row.at, row.data, row.others, row.similar = fp, now(), text, None, None
     s.flush()

@@ -31,7 +31,7 @@ from triage.rules.evidence import (
     _rule_evidence,
     derive_status,
 )
-from triage.rules.readings import reading, repeats_disagree
+from triage.rules.readings import Readings, reading, repeats_disagree
 from triage.rules.records import (
     BisectState,
     Confound,
@@ -153,7 +153,7 @@ def evaluate(inv: Investigation) -> Evaluation:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
-    readings = {r.key: reading(r, ctx) for r in inv.runs}
+    readings = Readings(inv.runs, ctx)
     confound_keys: dict[str, list[str]] = {}
     for c in confounds:
         confound_keys.setdefault(c.run, []).append(c.key)
