@@ -362,13 +362,13 @@ def _terminal(output: Optional[Path]) -> tuple[int, bool]:
 
 def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
     """Hypotheses of other investigations that read like ``hypotheses``, with how they were decided."""
-    from triage.kb import store
-    from triage.rules import similar
-
     from dataclasses import replace
 
-    matches = similar.find_similar(hypotheses, store.known_hypotheses(s, inv.id), threshold=min_score)
-    decided = {(k.investigation, k.id): k for k in store.decisions_of(s, [x.other for x in matches])}
+    from triage.kb import elsewhere
+    from triage.rules import similar
+
+    matches = similar.find_similar(hypotheses, elsewhere.known_hypotheses(s, inv.id), threshold=min_score)
+    decided = {(k.investigation, k.id): k for k in elsewhere.decisions_of(s, [x.other for x in matches])}
     return [similar.view(replace(x, other=decided[(x.other.investigation, x.other.id)])) for x in matches]
 
 
