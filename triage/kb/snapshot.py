@@ -82,18 +82,18 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
     if row is None or row[0] != fp:
         return None
     data = json.loads(row[1])
-    data["others"] = row[4]
-    if row[2] is not None and row[2] == row[4] and row[3] is not None:
+    data["others"] = row[4] or ""  # "": no evaluation has stored a version yet
+    if row[2] is not None and row[2] == data["others"] and row[3] is not None:
         data["similar"] = json.loads(row[3])
     return data
 
 
-def others(s: Session) -> Optional[str]:
+def others(s: Session) -> str:
     """The evidence version: it changes with every evaluation that changed any stored evidence or status."""
     from triage.kb.store import EVIDENCE_VERSION
 
     row = s.get(m.Meta, EVIDENCE_VERSION)
-    return row.value if row is not None else None
+    return row.value if row is not None else ""
 
 
 def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -> None:

@@ -74,41 +74,76 @@ def _write(path: Path, data: dict) -> None:
         pass
 
 
-def _cached_file():  # the class, defined on first use: the loader is imported lazily
-    from triage.rules.loader import LoadedFile
+class CachedFile:
+    """A rule file as it was validated: its path and hash at once, its
+    definitions unpickled only when something reads them.  Reads as a
+    :class:`triage.rules.loader.LoadedFile`."""
 
-    class CachedFile(LoadedFile):
-        """A file as it was validated: its path and hash at once, its
-        definitions unpickled only when something reads them."""
+    def __init__(self, path: str, sha256: str, blob: bytes) -> None:
+        self.path, self.sha256, self._blob = path, sha256, blob
+        self._file: Any = None
 
-        def __init__(self, path: str, sha256: str, blob: bytes) -> None:  # noqa: D107
-            self.__dict__.update(path=path, sha256=sha256, _blob=blob)
+    def _whole(self) -> Any:
+        if self._file is None:
+            self._file = pickle.loads(self._blob)
+            self._file.path = self.path
+        return self._file
 
-        def _whole(self) -> Any:
-            if "_whole_file" not in self.__dict__:
-                self.__dict__["_whole_file"] = pickle.loads(self.__dict__["_blob"])
-            return self.__dict__["_whole_file"]
+    spec = property(lambda self: self._whole().spec)
+    values = property(lambda self: self._whole().values)
+    keys = property(lambda self: self._whole().keys)
 
-        spec = property(lambda self: self._whole().spec)  # type: ignore[assignment]
-        values = property(lambda self: self._whole().values)  # type: ignore[assignment]
-        keys = property(lambda self: self._whole().keys)  # type: ignore[assignment]
+    def where(self, path: tuple, *, key: bool = False) -> tuple[int, int]:
+        return self._whole().where(path, key=key)
 
-    return CachedFile
+
+class CachedSet:
+    """The files of a set that passed every check before, as a ``RuleSet`` reads."""
+
+    def __init__(self, files: list) -> None:
+        self.files = files
+
+    @property
+    def investigations(self) -> list:
+        return [f for f in self.files if f.spec.investigation is not None]
+
+
+def _paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Directories as their ``*.yaml``/``*.yml`` files, as the loader expands them."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            return []  # a file, or a missing path: the loader says what to
+        out += sorted(x for x in p.iterdir() if x.suffix in (".yaml", ".yml") and x.is_file())
+    return out
 
 
 def load_rules(paths: Iterable[str | Path]):  # -> RuleSet
     """:func:`triage.rules.loader.load_rules`, with unchanged files from the cache.
 
     When every file is one the cache holds and this very set of files passed
-    the cross-file checks before, nothing is parsed or unpickled at all.
+    the cross-file checks before, nothing is parsed, unpickled or even
+    imported: the loader and the schema load only when a file changed.
     """
-    from triage.rules import loader
-
+    paths = list(paths)
     where = _file()
     cache = _read(where)
     known: dict = cache.setdefault("files", {})
     passed: list = cache.setdefault("sets", [])
-    cached = _cached_file()
+    listed = _paths(paths)
+    if listed:
+        stamps = [(str(p.resolve()), _stat(p)) for p in listed]
+        hits = [known.get(key) for key, _ in stamps]
+        if all(h is not None and h[0] == st for h, (_, st) in zip(hits, stamps)) and hash_of(stamps) in passed:
+            return CachedSet([CachedFile(str(p), h[1], h[2]) for p, h in zip(listed, hits)])
+    return _load(paths, where, cache)
+
+
+def _load(paths: list, where: Optional[Path], cache: dict):  # -> RuleSet
+    from triage.rules import loader
+
+    known: dict = cache["files"]
+    passed: list = cache["sets"]
     files: list = []
     problems: list[Problem] = []
     changed = False
@@ -118,7 +153,7 @@ def load_rules(paths: Iterable[str | Path]):  # -> RuleSet
         stamps.append((key, stat))
         hit = known.get(key)
         if stat is not None and hit is not None and hit[0] == stat:
-            files.append(cached(str(p), hit[1], hit[2]))
+            files.append(CachedFile(str(p), hit[1], hit[2]))
             continue
         loaded, probs = loader.load_file(p)
         problems += probs
@@ -129,8 +164,7 @@ def load_rules(paths: Iterable[str | Path]):  # -> RuleSet
                 known[key] = (stat, loaded.sha256, pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL))
                 changed = True
     whole = hash_of(stamps)
-    if changed or whole not in passed:
-        problems += loader._cross_file(files)
+    problems += loader._cross_file(files)
     if problems:
         raise RuleFileError(problems)
     if (changed or whole not in passed) and where is not None:
