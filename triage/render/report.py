@@ -105,10 +105,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         items = [e for e in ev.evidence if e.hypothesis == h.id]
         decisive = [e for e in items if e.counts and e.verdict in DECISIVE[status] and "invalid-run" not in e.flags]
         decisive = list({(e.verdict, e.summary): e for e in decisive}.values())
-        not_counted = list(dict.fromkeys(
-            f"{split(k)[0]} ({short(split(k)[1])})" for e in items if "invalid-run" in e.flags for k in e.runs))
-        if len(not_counted) > RUN_REFS:
-            not_counted[RUN_REFS:] = [f"+{len(not_counted) - RUN_REFS:,} more"]
+        uncounted = list(dict.fromkeys(k for e in items if "invalid-run" in e.flags for k in e.runs))
+        not_counted = list(dict.fromkeys(f"{split(k)[0]} ({short(split(k)[1])})" for k in uncounted[:RUN_REFS]))
+        if len(uncounted) > RUN_REFS:
+            not_counted.append(f"+{len(uncounted) - RUN_REFS:,} more")
         hyps.append({
             "id": h.id,
             "title": h.title,
