@@ -273,3 +273,18 @@ def test_seen_elsewhere_follows_what_other_investigations_decide(cli, rules_dir:
     assert kept == full
     assert {x["status"] for x in kept["similar"] if x["other_id"] == hyp} == {"ruled_out"}
     assert "ruled_out" not in {x["status"] for x in first["similar"] if x["other_id"] == hyp}
+
+
+def test_a_stored_summary_of_invalid_runs_stays_small(cli, seeded: Path, tmp_path: Path) -> None:
+    from sqlalchemy import select
+
+    from triage.kb import models as m
+    from triage.kb import store
+
+    r = cli("import", str(_more_runs(tmp_path / "more.jsonl", 330, every=100)))
+    assert r.code == 0, r.err
+    with store.session(store.resolve_url(None)) as s:
+        rows = s.execute(select(m.Evidence).where(m.Evidence.retired_at.is_(None))).scalars().all()
+    summaries = [e for e in rows if "invalid-run" in e.flags and " runs of " in e.reason]
+    assert summaries and max(len(e.runs) for e in summaries) == 20
+    assert max(len(e.key) for e in rows) < 2000

@@ -535,6 +535,10 @@ def find_runs(s: Session, iid: str, run_id: str, config: Optional[str] = None) -
 # Evaluations
 
 
+#: The runs a stored summary of invalid runs keeps.
+STORED_RUNS = 20
+
+
 def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[str], str]]:
     """Store derived evidence and statuses; return the statuses that changed.
 
@@ -560,8 +564,10 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
                 s.execute(update(t).where(t.c.pk == pk).values(flags=list(item.flags)))
                 touched = True
             continue
+        # A summary of invalid runs keeps the runs it names: the count is in its reason.
+        runs = list(item.runs[:STORED_RUNS]) if "invalid-run" in item.flags else list(item.runs)
         fresh.append(dict(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
-                          reason=item.reason, runs=list(item.runs), flags=list(item.flags), key=item.key,
+                          reason=item.reason, runs=runs, flags=list(item.flags), key=item.key,
                           created_at=stamp, retired_at=None))
     if fresh:
         s.execute(insert(t), fresh)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Optional
 
-from triage.rules import summary
 from triage.rules.conditions import evaluate_condition
 from triage.rules.context import Context
 from triage.rules.records import (
@@ -20,6 +19,7 @@ from triage.rules.schema import (
     Selector,
 )
 from triage.rules.stats import fmt
+from triage.rules.summary import group as group_runs
 
 # --------------------------------------------------------------------------
 # Rules, predictions, manual evidence
@@ -82,7 +82,7 @@ def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[Evide
         why = ctx.invalid_reason(run, brief=True) if run is not None else "invalid"
         entries.append((key, config, why))
     out = []
-    for (config, why), keys in summary.group(entries).items():  # one item for runs that say the same thing
+    for (config, why), keys in group_runs(entries).items():  # one item for runs that say the same thing
         many = f"{len(keys):,} runs of " if len(keys) > 1 else ""
         text = f"{many}{ctx.short(config)} {why}: never rules anything out"
         out.append(EvidenceItem(hyp, rule, "inconclusive", text, tuple(keys), ("invalid-run",), summary=text))

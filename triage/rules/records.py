@@ -70,7 +70,12 @@ class EvidenceItem:
 
     @cached_property
     def key(self) -> str:
-        return "|".join((self.hypothesis, self.rule, self.verdict, ",".join(self.runs), self.reason))
+        runs = ",".join(self.runs)
+        if len(self.runs) > 20:  # a summary of many runs: their digest, not thousands of keys
+            import hashlib
+
+            runs = f"{len(self.runs)} runs {hashlib.sha256(runs.encode()).hexdigest()[:32]}"
+        return "|".join((self.hypothesis, self.rule, self.verdict, runs, self.reason))
 
     @property
     def counts(self) -> bool:
