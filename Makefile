@@ -30,5 +30,9 @@ serve: $(VENV)/.installed-test
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
 
+# Every benchmark in bench/, one after the other (minutes; QUICK=1: a sanity check).
+bench: $(VENV)/.installed-test
+	$(BIN)/python bench/run_all.py $(if $(QUICK),--quick)
+
 clean:
 	rm -rf $(VENV) kb.sqlite tests/mermaid/node_modules

@@ -76,6 +76,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("TRIAGE_DB", "TRIAGE_RULES", "TRIAGE_TEMPLATES", "GITHUB_TOKEN", "GH_TOKEN", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("COLUMNS", "110")
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path.parent / f"{tmp_path.name}.cache"))
 
 
 @pytest.fixture

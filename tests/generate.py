@@ -75,4 +75,4 @@ def huge_model(where: Path, runs: int = 3000) -> dict:
         import_file(s, str(path))
         inv = store.find_investigation(s, HUGE_PR, HUGE_REPO)
         bundle = store.load_bundle(s, inv)
-    return build(bundle, evaluate(bundle))
+    return build(bundle, evaluate(bundle), runs_limit=None)

@@ -101,10 +101,12 @@ def test_unregistered_model_with_another_name_and_rank_is_the_known_failure(cli,
     data = _report(cli)
     # the run decides nothing: its evidence is inconclusive, statuses unchanged
     assert {h["id"]: h["status"] for h in data["hypotheses"]} == before
-    mine = [e for h in data["hypotheses"] for e in h["evidence"] if e["run_id"] == "29500000002"]
+    mine = [e for h in data["hypotheses"] for e in h["evidence"] if any(r["run_id"] == "29500000002" for r in e["runs"])]
     assert mine and {e["verdict"] for e in mine} == {"inconclusive"}
     assert all("known failure unregistered-model" in e["reason"] for e in mine)
-    warning = next(w["message"] for w in data["warnings"] if w["message"].startswith("29500000002"))
+    # said once with the other run of its config that failed the same way
+    warning = next(w["message"] for w in data["warnings"] if "29500000002" in w["message"])
+    assert warning.startswith("2 runs of 1p1d-aiterdecode (28903343346, 29500000002): error, known failure")
     assert "the run used the baked image's sglang without the runtime checkout" in warning  # meaning
     assert "remedy: rebase the branch onto the runtime-checkout PR" in warning
     md = cli("report", "--pr", "30433").out

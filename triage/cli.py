@@ -93,7 +93,8 @@ def _open(create: bool = False) -> tuple[str, Any]:
     add-run, import, scan, signatures) may start a new SQLite knowledge base;
     any other says there is none."""
     from triage.kb import store
-    from triage.rules.loader import RuleSet, load_rules
+    from triage.rules.cache import load_rules
+    from triage.rules.loader import RuleSet
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else RuleSet([])
@@ -140,38 +141,74 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
 
 
 def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
-    from triage.kb import store
+    """Evaluate and store; keep the report's view of it, so that the next
+    report of an unchanged knowledge base reads it instead of evaluating."""
+    bundle, ev, changed, _ = _evaluate_kept(s, inv)
+    return bundle, ev, changed
+
+
+def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50) -> tuple[Any, Any, dict, dict]:
+    """:func:`_evaluate`, and the view model with the newest ``runs`` runs."""
+    from triage.kb import snapshot, store
+    from triage.render.report import DEFAULT_RUNS, build
     from triage.rules.engine import evaluate
 
     store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
     bundle = store.load_bundle(s, inv)
     ev = evaluate(bundle)
     changed = store.store_evaluation(s, inv.id, ev)
-    return bundle, ev, changed
+    model = build(bundle, ev, runs_limit=runs)
+    if runs == DEFAULT_RUNS:
+        untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses if h.id in ev.untested]
+        snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested})
+    return bundle, ev, changed, model
 
 
-def _model(pr: int, repo: Optional[str], since: Optional[str] = None) -> tuple[str, dict]:
+def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
+           full: bool = False) -> tuple[str, dict]:
     """Evaluate one investigation; its view model (and the database URL).
 
     ``since`` adds the "new since" line: ``last-post``, a time or an age;
     ``post``: the line the posted comment carries (``store.post_since_view``).
+    ``runs``: the newest runs the runs table shows (None: all).  When nothing
+    the evaluation depends on changed since the last one, the stored
+    evaluation is read instead (``full`` evaluates all the same).
     """
-    from triage.kb import store
-    from triage.render.report import build
+    from triage.kb import snapshot, store
+    from triage.render.report import DEFAULT_RUNS, _dispatch_line
     from triage.rules.similar import DEFAULT_THRESHOLD
 
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
-        if since == "post":
-            since_view = store.post_since_view(s, inv)
+        fp = snapshot.fingerprint(s, inv.id)
+        kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
+        if kept is not None:
+            model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
         else:
-            since_view = _since(s, inv, since)
-        no_recipe = [h for h in bundle.hypotheses if h.id in ev.untested]
-        seen = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
-        dispatched = store.dispatches(s, inv.id)
-    return url, build(bundle, ev, since=since_view, similar=seen, dispatched=dispatched)
+            bundle, ev, _, model = _evaluate_kept(s, inv, runs)
+            no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
+        if since == "post":
+            model["since"] = store.post_since_view(s, inv)
+        else:
+            model["since"] = _since(s, inv, since)
+        if kept is not None and "similar" in kept:
+            model["similar"] = kept["similar"]
+        else:
+            model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+            if runs == DEFAULT_RUNS:
+                version = kept["others"] if kept is not None else snapshot.others(s)
+                snapshot.write_similar(s, inv.id, version, model["similar"])
+        # what autopilot started changes without the runs: read it every time
+        model["dispatched"] = [_dispatch_line(d) for d in store.dispatches(s, inv.id)]
+    return url, model
+
+
+class _Untested:
+    """A hypothesis no recipe tests, as "Seen elsewhere" compares it."""
+
+    def __init__(self, id: str, title: str, text: str) -> None:
+        self.id, self.title, self.text = id, title, text
 
 
 def _fitted(model: dict, templates: Optional[str]) -> str:
@@ -392,11 +429,14 @@ def _terminal(output: Optional[Path]) -> tuple[int, bool]:
 
 def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
     """Hypotheses of other investigations that read like ``hypotheses``, with how they were decided."""
-    from triage.kb import store
+    from dataclasses import replace
+
+    from triage.kb import elsewhere
     from triage.rules import similar
 
-    others = store.known_hypotheses(s, inv.id)
-    return [similar.view(x) for x in similar.find_similar(hypotheses, others, threshold=min_score)]
+    matches = similar.find_similar(hypotheses, elsewhere.known_hypotheses(s, inv.id), threshold=min_score)
+    decided = {(k.investigation, k.id): k for k in elsewhere.decisions_of(s, [x.other for x in matches])}
+    return [similar.view(replace(x, other=decided[(x.other.investigation, x.other.id)])) for x in matches]
 
 
 def _since(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:
@@ -429,6 +469,8 @@ def report(
     since: Annotated[Optional[str], typer.Option("--since", help=SINCE_HELP)] = None,
     fit: Annotated[bool, typer.Option("--fit", help="Shorten the markdown to GitHub's 65,536-character limit, as `triage post` does.")] = False,
     repo: REPO_OPT = None,
+    runs: Annotated[str, typer.Option("--runs", help="How many of the newest runs the runs table shows: a number or all.")] = "50",
+    full: Annotated[bool, typer.Option("--full", help="Evaluate the whole investigation even when nothing changed since the last evaluation.")] = False,
 ) -> None:
     """Evaluate the rules and render the report.
 
@@ -441,6 +483,7 @@ def report(
       triage report --pr 30433 --format json -o report.json
       triage report --pr 30433 --since last-post   # what arrived since the last posted report
       triage report --pr 30433 --since 2d          # … or in the last two days
+      triage report --pr 30433 --runs all          # every run, not only the newest 50
 
     The markdown shows everything unless --fit: a report above GitHub's limit
     then loses its oldest runs, then the evidence details, then long texts,
@@ -451,7 +494,7 @@ def report(
     _check_format(format, "markdown", "json", "text")
     if fit and format != "markdown":
         raise InputError("--fit shortens the markdown comment: use it with --format markdown")
-    _, model = _model(pr, repo, since)
+    _, model = _model(pr, repo, since, runs=_runs_limit(runs), full=full)
     if format == "json":
         text = render.to_json(model)
     elif format == "text":
@@ -1226,6 +1269,19 @@ def signatures_list() -> None:
         sig = signature_from_spec(d)
         table.add_row(sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)
     Console(highlight=False).print(table)
+
+
+def _runs_limit(value: str) -> Optional[int]:
+    """``--runs``: a count of newest runs, or ``all`` (None)."""
+    if value.strip().lower() == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise InputError(f"--runs {value}: give a number of runs (0 or more) or all")
+    return n
 
 
 RECORDS_FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl or csv [default: by the file's extension; jsonl].")]

@@ -261,3 +261,17 @@ class Delivery(SQLModel, table=True):
     received_at: datetime
     finished_at: Optional[datetime] = None
     outcome: Optional[str] = None  # what the last attempt did, or why it failed
+
+
+class Snapshot(SQLModel, table=True):
+    """An investigation's last evaluation, as the report shows it, with the
+    fingerprint of what it was derived from (rule files, runs, manual evidence,
+    the engine's code): a report whose inputs have the same fingerprint reads
+    this instead of evaluating again."""
+
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    fingerprint: str
+    at: datetime
+    data: str  # JSON text
+    others: Optional[str] = None  # the evidence version "Seen elsewhere" was computed at
+    similar: Optional[str] = None  # "Seen elsewhere", JSON text

@@ -196,9 +196,12 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
     """
     loaded: list[str] = []
     locked = False
-    for f in ruleset.files:
-        key = str(Path(f.path).resolve())
-        src = s.get(m.RuleSource, key)
+    keys = {str(Path(f.path).resolve()): f for f in ruleset.files}
+    # One query for every file's last load: a file's check costs no statement of its own.
+    known = {r.path: r for r in s.execute(select(m.RuleSource).where(m.RuleSource.path.in_(list(keys)))).scalars()} \
+        if keys else {}
+    for key, f in keys.items():
+        src = known.get(key)
         if src is not None and src.sha256 == f.sha256 and not force:
             continue
         if not locked and s.get_bind().dialect.name == "postgresql":
@@ -414,19 +417,32 @@ def run_records(s: Session, iid: str) -> list[Any]:
     objects for what may be a hundred thousand rows."""
     from triage.rules.engine import RunRec
 
+    from sqlalchemy import Text, cast
+
     t = m.Run.__table__
-    cols = (t.c.run_id, t.c.config, t.c.status, t.c.metrics, t.c.provenance, t.c.url, t.c.time, t.c.note,
-            t.c.excluded, t.c.excluded_reason, t.c.signature_id)
+    # The JSON columns as their text, decoded here in C: no per-value processor.
+    cols = (t.c.run_id, t.c.config, t.c.status, cast(t.c.metrics, Text), cast(t.c.provenance, Text),
+            t.c.url, t.c.time, t.c.note, t.c.excluded, t.c.excluded_reason, t.c.signature_id)
     q = select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk)
+    decode = _json_decode()
     return [
         RunRec(run_id=run_id, config=config, status=status,
-               metrics={k: (float(v["value"]), v.get("n")) for k, v in metrics.items()},
-               provenance={k: str(v) for k, v in provenance.items()}, url=url,
+               metrics={k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()},
+               provenance={k: str(v) for k, v in decode(provenance).items()}, url=url,
                time=when.isoformat() if when else None, note=note, excluded=bool(excluded),
                excluded_reason=excluded_reason, signature=signature)
         for run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature
         in s.execute(q)
     ]
+
+
+def _json_decode() -> Any:
+    """A JSON text decoder: msgspec's, else the standard library's."""
+    try:
+        from msgspec.json import decode
+    except ImportError:  # pragma: no cover - a dependency
+        return json.loads
+    return decode
 
 
 def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
@@ -738,6 +754,10 @@ def run_deletions(s: Session, iid: str) -> list[m.RunDeletion]:
 # Evaluations
 
 
+#: The runs a stored summary of invalid runs keeps.
+STORED_RUNS = 20
+
+
 def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[str], str]]:
     """Store derived evidence and statuses; return the statuses that changed.
 
@@ -754,15 +774,19 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
         select(t.c.pk, t.c.key, t.c.flags).where(t.c.investigation_id == iid, t.c.retired_at.is_(None)))}
     new_keys = set()
     fresh = []
+    touched = False
     for item in ev.evidence:
         new_keys.add(item.key)
         if item.key in active:
             pk, flags = active[item.key]
             if list(flags) != list(item.flags):
                 s.execute(update(t).where(t.c.pk == pk).values(flags=list(item.flags)))
+                touched = True
             continue
+        # A summary of invalid runs keeps the runs it names: the count is in its reason.
+        runs = list(item.runs[:STORED_RUNS]) if "invalid-run" in item.flags else list(item.runs)
         fresh.append(dict(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
-                          reason=item.reason, runs=list(item.runs), flags=list(item.flags), key=item.key,
+                          reason=item.reason, runs=runs, flags=list(item.flags), key=item.key,
                           created_at=stamp, retired_at=None))
     if fresh:
         s.execute(insert(t), fresh)
@@ -781,8 +805,22 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
             changed[hid] = (previous, status)
         if hid in hyps and hyps[hid].status != status:
             hyps[hid].status = status
+            touched = True
+    if touched or fresh or gone or changed:
+        # What other investigations' reports read of this one ("Seen elsewhere") changed.
+        import uuid
+
+        row = s.get(m.Meta, EVIDENCE_VERSION)
+        if row is None:
+            s.add(m.Meta(key=EVIDENCE_VERSION, value=uuid.uuid4().hex))
+        else:
+            row.value = uuid.uuid4().hex
     s.flush()
     return changed
+
+
+#: A Meta key that changes with every evaluation that changed stored evidence or statuses.
+EVIDENCE_VERSION = "evidence-version"
 
 
 def status_history(s: Session, iid: str) -> list[m.StatusChange]:
@@ -884,40 +922,6 @@ def since_view(s: Session, inv: m.Investigation, at: datetime, label: str) -> di
     changes = [{"hypothesis": h, "previous": first[h], "status": last[h]} for h in last if first[h] != last[h]]
     return {"label": label, "at": at.isoformat(), "runs": new, "updated": updated,
             "changes": changes}
-
-
-def known_hypotheses(s: Session, exclude: str) -> list[Any]:
-    """Every other investigation's hypotheses with their stored status and the
-    evidence that decided them (the engine's last evaluation), for ``similar``."""
-    from triage.rules.similar import Decision, KnownHypothesis
-
-    deciding = {"ruled_out": ("rules_out",), "confirmed": ("confirms",), "conflicting": ("rules_out", "confirms")}
-    out = []
-    for inv in list_investigations(s):
-        if inv.id == exclude:
-            continue
-        recipes = {r.id: r.spec for r in s.execute(select(m.Recipe).where(m.Recipe.investigation_id == inv.id)).scalars()}
-        active = s.execute(select(m.Evidence).where(m.Evidence.investigation_id == inv.id,
-                                                    m.Evidence.retired_at.is_(None)).order_by(m.Evidence.pk)).scalars()
-        by_h: dict[str, list[m.Evidence]] = {}
-        for e in active:
-            if e.verdict != "inconclusive" and not {"superseded", "invalid-run"} & set(e.flags):
-                by_h.setdefault(e.hypothesis_id, []).append(e)
-        q = select(m.Hypothesis).where(m.Hypothesis.investigation_id == inv.id).order_by(m.Hypothesis.position)
-        for h in s.execute(q).scalars():
-            wanted = deciding.get(h.status, ("supports",))
-            decisions = []
-            for e in by_h.get(h.id, []):
-                if e.verdict not in wanted:
-                    continue
-                configs = [k.partition("/")[2] for k in e.runs]
-                recipe = e.rule_id.partition(":")[2] if e.rule_id.startswith("predicts:") else next(
-                    (c for c in configs if c in recipes), None)
-                change = recipes.get(recipe, {}).get("change", "") if recipe else ""
-                decisions.append(Decision(recipe, change, e.rule_id, e.verdict, e.reason, tuple(e.runs)))
-            out.append(KnownHypothesis(inv.id, inv.repo, inv.pr, h.id, h.title, h.spec.get("text", ""), h.status,
-                                       tuple(decisions)))
-    return out
 
 
 # --------------------------------------------------------------------------

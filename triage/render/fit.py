@@ -161,7 +161,9 @@ def _render(model: dict, plan: _Plan, render: Callable[[dict], str]) -> Fitted:
         counts.items += len(model["warnings"]) + len(model["bisects"]) + len(model["suggestions"])
         m["warnings"] = []
     details_dropped = not plan.details and any(h["evidence"] for h in model["hypotheses"])
-    note = _note(total, plan.runs_dropped, details_dropped, counts, plan.minimal)
+    paged = model.get("runs_total", total) - total  # runs the report's paging left out already
+    dropped = plan.runs_dropped + paged if plan.runs_dropped else 0
+    note = _note(total + paged, dropped, details_dropped, counts, plan.minimal)
     m["shortened"] = {"text": note, "command": _command(model)} if note else None
     body = _with_note(render(m), m)
     return Fitted(body, total, plan.runs_dropped, details_dropped, counts.texts, counts.items, plan.minimal, note)

@@ -7,9 +7,9 @@ ordering; the markdown comes from Jinja templates, the text from rich tables
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
+from triage.render import jsonout
 from triage.rules.stats import fmt
 
 MARKER_PREFIX = "<!-- triage:investigation="
@@ -54,9 +54,17 @@ RECIPE_STATE_WORDS = {"never-run": "not run yet", "no-valid-run": "no valid run"
                       "run": "ran"}
 
 
+RUN_REFS = 20  # the runs one piece of evidence or one bisect point names, then "+N more"
+DEFAULT_RUNS = 50  # the newest runs the runs table shows unless ``--runs`` says otherwise
+
+
 def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
-          similar: Optional[list] = None, dispatched: Optional[list] = None) -> dict:
+          similar: Optional[list] = None, dispatched: Optional[list] = None,
+          runs_limit: Optional[int] = DEFAULT_RUNS) -> dict:
     """The view model every renderer reads.
+
+    The runs table holds the newest ``runs_limit`` runs (None: all of them);
+    ``runs_total`` says how many there are.
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
     ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
@@ -86,6 +94,13 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         run_id, config = split(key)
         return {"run_id": run_id, "config": config, "url": url_of.get(key)}
 
+    def run_refs(keys: Any) -> list[dict]:
+        # A list of runs shows the first RUN_REFS of them, then how many more.
+        out = [run_ref(k) for k in keys[:RUN_REFS]]
+        if len(keys) > RUN_REFS:
+            out.append({"run_id": f"+{len(keys) - RUN_REFS:,} more", "config": "", "url": None})
+        return out
+
     parents = {x.id: x.parent for x in bundle.hypotheses}
     titles = {h.id: h.title for h in bundle.hypotheses}
     hyps = []
@@ -94,10 +109,13 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         items = [e for e in ev.evidence if e.hypothesis == h.id]
         decisive = [e for e in items if e.counts and e.verdict in DECISIVE[status] and "invalid-run" not in e.flags]
         decisive = list({(e.verdict, e.summary): e for e in decisive}.values())
+        uncounted = list(dict.fromkeys(k for e in items if "invalid-run" in e.flags for k in e.runs))
         skipped: dict[str, list[str]] = {}  # run id -> its configs, in order
-        for k in dict.fromkeys(k for e in items if "invalid-run" in e.flags for k in e.runs):
+        for k in uncounted[:RUN_REFS]:
             skipped.setdefault(split(k)[0], []).append(short(split(k)[1]))
         not_counted = [f"{run_id} ({', '.join(configs)})" for run_id, configs in skipped.items()]
+        if len(uncounted) > RUN_REFS:
+            not_counted.append(f"+{len(uncounted) - RUN_REFS:,} more")
         hyps.append({
             "id": h.id,
             "title": h.title,
@@ -108,14 +126,14 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "icon": STATUS_ICONS[status],
             "depth": _depth(h.id, parents),
             "tree": tree,
-            "summary": [{"reason": e.summary or e.reason, "full": e.reason, "runs": [run_ref(k) for k in e.runs],
+            "summary": [{"reason": e.summary or e.reason, "full": e.reason, "runs": run_refs(e.runs),
                          "flags": list(e.flags), "verdict": e.verdict} for e in decisive],
             "not_counted": not_counted,
             "evidence": [
                 {
                     "run_id": split(e.runs[0])[0] if e.runs else None,
                     "config": split(e.runs[0])[1] if e.runs else None,
-                    "runs": [run_ref(k) for k in e.runs],
+                    "runs": run_refs(e.runs),
                     "rule": e.rule,
                     "verdict": e.verdict,
                     "reason": e.reason,
@@ -131,7 +149,10 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         })
 
     run_rows = []
-    for r in sorted(runs, key=lambda r: (r.time or "", )):
+    shown = sorted(runs, key=lambda r: (r.time or "", ))
+    if runs_limit is not None:
+        shown = shown[max(0, len(shown) - runs_limit):]
+    for r in shown:
         recipe = recipes.get(r.config)
         if recipe is not None:
             change = recipe.change
@@ -182,7 +203,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
             "ends_ok": b.ends_ok,
             "done": b.done,
             "command": b.command,
-            "points": [{"label": p.label, "state": p.state, "value": p.value, "runs": [run_ref(k) for k in p.runs],
+            "points": [{"label": p.label, "state": p.state, "value": p.value, "runs": run_refs(p.runs),
                         "reason": p.reason} for p in b.points],
             "notes": list(b.notes),
         }
@@ -222,6 +243,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "titles": titles,
         "experiments": _experiments(bundle, ev, run_ref, short),
         "runs": run_rows,
+        "runs_total": len(runs),
         "bisects": bisects,
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
@@ -276,20 +298,24 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
     values = {r.key: r.metrics.get(bundle.spec.metric) for r in bundle.runs}
     by_key = {r.key: r for r in bundle.runs}
     rows = []
+    deciding = [e for e in ev.evidence if e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags]
     for st in ev.recipes:
         recipe = recipes[st.recipe]
         results = []
-        for key in st.runs:
+        for key in st.runs[:RUN_REFS]:
             value = values.get(key)
             invalid = ev.invalid.get(key)
             reading = invalid or ev.readings.get(key, "")
             text = f"{fmt(value[0])} ({reading})" if value and not invalid else reading
             results.append({"run": run_ref(key), "text": text, "valid": invalid is None,
                             "brief": _brief_result(by_key.get(key), value, invalid, reading)})
+        if len(st.runs) > RUN_REFS:
+            more = {"run_id": f"+{len(st.runs) - RUN_REFS:,} more", "config": "", "url": None}
+            results.append({"run": more, "text": "", "valid": True, "brief": ""})
         decided: dict[str, dict] = {}
-        for e in ev.evidence:
-            if not (e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags
-                    and set(e.runs) & set(st.valid)):
+        valid = set(st.valid)
+        for e in deciding:
+            if valid.isdisjoint(e.runs):
                 continue
             others = sorted({short(run_config[k]) for k in e.runs if k in run_config and run_config[k] != st.recipe})
             row = decided.setdefault(e.hypothesis, {"hypothesis": e.hypothesis, "verdict": e.verdict,
@@ -443,7 +469,9 @@ def to_json(model: dict) -> str:
     }
     if model["since"] is not None:
         out["since"] = model["since"]
-    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    if model.get("runs_total", 0) > len(model["runs"]):
+        out["runs_total"] = model["runs_total"]
+    return jsonout.dumps(out) + "\n"
 
 
 def to_markdown(model: dict, templates: Optional[str] = None) -> str:

@@ -74,6 +74,8 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
             reading = r["other_metrics"]
         t.add_row(r["run_id"], r["short"], r["change"] or "", r["value"] or "—", reading)
     con.print(t)
+    if model.get("runs_total", 0) > len(model["runs"]):
+        con.print(f"  the newest {len(model['runs']):,} of {model['runs_total']:,} runs; --runs all shows them all")
     for b in model["bisects"]:
         _bisect_text(con, b)
     if model["suggestions"] or model["untested"] or model["next_level"]:

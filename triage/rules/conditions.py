@@ -44,12 +44,16 @@ def _not(v: V) -> V:
 
 
 def _merge(into: Result, results: Iterable[Result]) -> None:
+    # Membership in sets: a rule over thousands of runs merges thousands of keys.
+    runs, invalid, needed, short = set(into.runs), set(into.invalid), set(into.needed), set(into.short)
     for r in results:
         into.parts += r.parts
-        into.runs += [k for k in r.runs if k not in into.runs]
-        into.invalid += [x for x in r.invalid if x not in into.invalid]
-        into.needed += [n for n in r.needed if n not in into.needed]
-        into.short += [x for x in r.short if x not in into.short]
+        for have, mine, theirs in ((runs, into.runs, r.runs), (invalid, into.invalid, r.invalid),
+                                   (needed, into.needed, r.needed), (short, into.short, r.short)):
+            for x in theirs:
+                if x not in have:
+                    have.add(x)
+                    mine.append(x)
         into.measure = into.measure or r.measure
 
 
@@ -115,7 +119,8 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
     out = Result(_and(results))
     _merge(out, results)
     if _reads_runs(cond):
-        out.invalid = [x for x in invalid if x not in out.invalid] + out.invalid
+        merged = set(out.invalid)
+        out.invalid = [x for x in invalid if x not in merged] + out.invalid
     return out
 
 

@@ -22,6 +22,7 @@ recipe stands; and ranks what to run next.
 
 from __future__ import annotations
 
+from triage.rules import summary
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
 from triage.rules.confounds import base_run, find_confounds
@@ -33,7 +34,7 @@ from triage.rules.evidence import (
     _rule_evidence,
     derive_status,
 )
-from triage.rules.readings import reading, repeats_disagree
+from triage.rules.readings import Readings, reading, repeats_disagree
 from triage.rules.records import (
     BisectState,
     Confound,
@@ -144,20 +145,22 @@ def evaluate(inv: Investigation) -> Evaluation:
     for name, (m, label) in ctx.refs.items():
         if m is None:
             warnings.append(Warning_("reference", f"reference `{name}` has no value yet: {label}"))
-    for c in confounds:
-        warnings.append(Warning_("confound", c.message(ctx)))
+    # One warning for runs of one config that say the same thing.
+    said = summary.group((c.run.partition("/")[0], c.run.partition("/")[2], c.message(ctx).partition("): ")[2])
+                         for c in confounds)
+    for (config, what), ids in said.items():
+        warnings.append(Warning_("confound", f"{summary.head(ids, config, ctx.short, 'run ')}: {what}"))
     warnings += repeats_disagree(ctx)
-    for r in inv.runs:
-        why = ctx.invalid_reason(r)
-        if why is not None:
-            warnings.append(Warning_("inconclusive-run", f"{r.run_id} ({ctx.short(r.config)}): {why}"))
+    said = summary.group((r.run_id, r.config, why) for r in inv.runs if (why := ctx.invalid_reason(r)) is not None)
+    for (config, why), ids in said.items():
+        warnings.append(Warning_("inconclusive-run", f"{summary.head(ids, config, ctx.short)}: {why}"))
     for b in bisects:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
     warnings += undistinguished(inv, statuses)
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
-    readings = {r.key: reading(r, ctx) for r in inv.runs}
+    readings = Readings(inv.runs, ctx)
     confound_keys: dict[str, list[str]] = {}
     for c in confounds:
         confound_keys.setdefault(c.run, []).append(c.key)

@@ -20,6 +20,7 @@ from triage.rules.schema import (
     Selector,
 )
 from triage.rules.stats import fmt
+from triage.rules.summary import group as group_runs
 
 # --------------------------------------------------------------------------
 # Rules, predictions, manual evidence
@@ -74,14 +75,18 @@ def _reason(summary: Optional[str], res: Result) -> str:
 
 
 def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[EvidenceItem]:
-    out = []
+    entries = []
     for key, _ in res.invalid:
         # Look the run up by its key: a run id or config may itself hold a "/".
         run = ctx.by_key.get(key)
         config = run.config if run is not None else key.partition("/")[2]
         why = ctx.invalid_reason(run, brief=True) if run is not None else "invalid"
-        text = f"{ctx.short(config)} {why}: never rules anything out"
-        out.append(EvidenceItem(hyp, rule, "inconclusive", text, (key,), ("invalid-run",), summary=text))
+        entries.append((key, config, why))
+    out = []
+    for (config, why), keys in group_runs(entries).items():  # one item for runs that say the same thing
+        many = f"{len(keys):,} runs of " if len(keys) > 1 else ""
+        text = f"{many}{ctx.short(config)} {why}: never rules anything out"
+        out.append(EvidenceItem(hyp, rule, "inconclusive", text, tuple(keys), ("invalid-run",), summary=text))
     return out
 
 

@@ -39,6 +39,29 @@ def reading(run: RunRec, ctx: Context) -> str:
 
 
 
+class Readings(dict):
+    """Each run's reading, computed when first asked for: a report shows the
+    newest runs, not the hundred thousand an investigation may hold."""
+
+    def __init__(self, runs: list[RunRec], ctx: Context) -> None:
+        super().__init__()
+        self._runs = {r.key: r for r in runs}
+        self._ctx = ctx
+
+    def __missing__(self, key: str) -> str:
+        run = self._runs.get(key)
+        if run is None:
+            raise KeyError(key)
+        value = self[key] = reading(run, self._ctx)
+        return value
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
 def repeats_disagree(ctx: Context) -> list[Warning_]:
     """Runs of one config with the same provenance whose primary metric
     differs beyond noise: they are pooled as repeats, so say so."""

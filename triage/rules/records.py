@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from enum import Enum
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
@@ -43,7 +44,7 @@ class RunRec:
     excluded_reason: Optional[str] = None
     signature: Optional[str] = None
 
-    @property
+    @cached_property  # computed once: the engine looks runs up by key many times
     def key(self) -> str:
         return f"{self.run_id}/{self.config}"
 
@@ -67,9 +68,14 @@ class EvidenceItem:
     summary: str = ""  # the reason in a few words, for the elimination summary
     needed: tuple[str, ...] = ()  # for a can't-tell reading: what would decide it
 
-    @property
+    @cached_property
     def key(self) -> str:
-        return "|".join((self.hypothesis, self.rule, self.verdict, ",".join(self.runs), self.reason))
+        runs = ",".join(self.runs)
+        if len(self.runs) > 20:  # a summary of many runs: their digest, not thousands of keys
+            import hashlib
+
+            runs = f"{len(self.runs)} runs {hashlib.sha256(runs.encode()).hexdigest()[:32]}"
+        return "|".join((self.hypothesis, self.rule, self.verdict, runs, self.reason))
 
     @property
     def counts(self) -> bool:

@@ -10,6 +10,7 @@ not make every pair alike.  Pure: records in, matches out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Optional, Sequence
 
 from rapidfuzz import fuzz, utils
@@ -53,6 +54,7 @@ class Match:
     score: float
 
 
+@lru_cache(maxsize=4096)  # each other hypothesis's words once, not once per hypothesis of ours
 def _words(text: str) -> str:
     return " ".join(w for w in utils.default_process(text or "").split() if w not in STOP_WORDS)
 

@@ -1,0 +1,290 @@
+"""A report that grows with what matters, not with runs or other investigations (#10)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE_RUNS, RULES
+
+PR = "30433"
+
+
+def _more_runs(path: Path, count: int, *, iid: str = "kimik26-disagg", seed: int = 0, every: int = 1) -> Path:
+    """``count`` more runs of the bundled mix: repeats, crashes, known failures."""
+    rng = random.Random(seed)
+    templates = [json.loads(x) for x in EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    with path.open("w", encoding="utf-8") as fh:
+        for k in range(count):
+            t = templates[(k // every) % len(templates)]
+            rec = {"investigation": iid, "run_id": f"{9_000_000 + seed * 100_000 + k}", "config": t["config"],
+                   "status": t["status"], "metrics": t.get("metrics", {}), "provenance": t.get("provenance", {}),
+                   "time": f"2026-08-{1 + k // 1440 % 28:02d}T{k // 60 % 24:02d}:{k % 60:02d}:00Z"}
+            roll = rng.random()
+            if roll < 0.2:
+                rec["status"], rec["metrics"] = "crashed", {}
+            elif roll < 0.3:
+                rec["status"], rec["metrics"], rec["signature"] = "error", {}, "init-abort"
+            fh.write(json.dumps(rec) + "\n")
+    return path
+
+
+def _other_investigations(rules_dir: Path, n: int) -> None:
+    text = (RULES / "kimik26-disagg.yaml").read_text(encoding="utf-8")
+    for i in range(n):
+        other = text.replace("id: kimik26-disagg", f"id: other-{i}").replace(f"pr: {PR}", f"pr: {70_000 + i}")
+        (rules_dir / f"other-{i}.yaml").write_text(other, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------
+# Runs paging
+
+
+def test_report_shows_the_newest_50_runs_by_default_and_all_on_request(cli, seeded: Path, tmp_path: Path) -> None:
+    r = cli("import", str(_more_runs(tmp_path / "more.jsonl", 40)))
+    assert r.code == 0, r.err
+    doc = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    assert len(doc["runs"]) == 50 and doc["runs_total"] == 73
+    assert doc["runs"][-1]["run_id"] == "9000039"  # the newest
+    everything = json.loads(cli("report", "--pr", PR, "--format", "json", "--runs", "all").out)
+    assert len(everything["runs"]) == 73 and "runs_total" not in everything
+    assert len(json.loads(cli("report", "--pr", PR, "--format", "json", "--runs", "5").out)["runs"]) == 5
+    md = cli("report", "--pr", PR).out
+    assert "*The newest 50 of 73 runs; `--runs all` shows them all.*" in md
+    assert "the newest 50 of 73 runs" in cli("report", "--pr", PR, "--format", "text").out
+    exported = cli("export", "--pr", PR).out.splitlines()
+    assert len(exported) == 73  # export: always every run
+
+
+def test_runs_flag_refuses_what_is_not_a_count(cli, seeded: Path) -> None:
+    r = cli("report", "--pr", PR, "--runs", "many")
+    assert r.code == 2 and "--runs many" in r.err and "Traceback" not in r.err
+
+
+# --------------------------------------------------------------------------
+# Invalid runs of one config that say the same thing: said once
+
+
+def test_invalid_runs_of_one_config_are_summarised(cli, seeded: Path, tmp_path: Path) -> None:
+    r = cli("import", str(_more_runs(tmp_path / "more.jsonl", 330, every=100)))
+    assert r.code == 0, r.err
+    doc = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    warnings = [w["message"] for w in doc["warnings"] if w["kind"] == "inconclusive-run"]
+    assert len(warnings) == len(set(warnings))
+    import re
+
+    crashed = [w for w in warnings if re.fullmatch(r"\d+ runs of 1p1d-dev29855 \(9\d+, 9\d+, 9\d+, …\): crashed", w)]
+    assert len(crashed) == 1, "\n".join(warnings)
+    items = [e for h in doc["hypotheses"] for e in h["evidence"] if "invalid-run" in e["flags"]]
+    reasons = [(h["id"], e["rule"], e["reason"]) for h in doc["hypotheses"] for e in h["evidence"]
+               if "invalid-run" in e["flags"]]
+    assert len(reasons) == len(set(reasons))  # one item per (rule, config, reason)
+    assert any(" runs of " in e["reason"] and e["reason"].endswith("never rules anything out") for e in items)
+    assert max(len(e["runs"]) for e in items) <= 21  # 20 named, then "+N more"
+    assert any(e["runs"][-1]["run_id"].endswith(" more") for e in items)
+
+
+def test_summaries_keep_a_single_run_as_it_read(cli, seeded: Path) -> None:
+    doc = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    assert not any(" runs of " in w["message"] for w in doc["warnings"])
+
+
+# --------------------------------------------------------------------------
+# JSON at C speed, the same bytes
+
+
+@pytest.mark.parametrize("value", [
+    {"a": [1e-05, 1e16, 1e300, -0.0, 0.1 + 0.2, 10**30, "é\u2028\x01\"\\", [], {}, [[]], {"x": {}}, None, True]},
+    [], {}, "text", 3, {"nan": float("nan")},
+])
+def test_json_text_is_what_json_dumps_writes(value) -> None:
+    from triage.render.jsonout import dumps
+
+    assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------
+# Incremental: a stored evaluation is used only while nothing it depends on changed
+
+
+def _edit(cli, rng: random.Random, step: int, rules_dir: Path) -> None:
+    what = rng.choice(["add-run", "add-run", "exclude", "include", "rule", "evidence", "none"])
+    if what == "add-run":
+        config = rng.choice(["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-aiterdecode",
+                             "kimik26-fp8-1k1k-1p1d-knowngood"])
+        status = rng.choice(["failed", "passed", "crashed"])
+        args = ["add-run", "--pr", PR, "--run-id", str(rng.choice([50_000 + step, 28873810961])), "--config", config,
+                "--status", status]
+        if status != "crashed":
+            args += ["--metric", f"gsm8k={rng.choice([0.88, 0.9, 0.944, 0.95])}/1319"]
+        r = cli(*args)
+    elif what in ("exclude", "include"):
+        r = cli("runs", what, "28873810961", "--pr", PR, "--config", "kimik26-fp8-1k1k-1p1d",
+                *(["--because", f"step {step}"] if what == "exclude" else []))
+    elif what == "rule":
+        path = rules_dir / "kimik26-disagg.yaml"
+        text = path.read_text(encoding="utf-8")
+        gate = rng.choice(["0.92", "0.9", "0.95"])
+        path.write_text(text.replace(text[text.index("  gate: "):text.index("\n", text.index("  gate: "))],
+                                     f"  gate: {gate}"), encoding="utf-8")
+        return
+    elif what == "evidence":
+        r = cli("evidence", "add", "--pr", PR, "--hypothesis", "page-size", "--verdict",
+                rng.choice(["rules_out", "supports"]), "--because", f"reading {step}")
+    else:
+        return
+    assert r.code == 0, r.err
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_stored_evaluation_equals_a_full_one_after_any_edits(cli, seeded: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    for step in range(7):
+        _edit(cli, rng, step, seeded)
+        for fmt in ("json", "markdown"):
+            kept = cli("report", "--pr", PR, "--format", fmt)
+            full = cli("report", "--pr", PR, "--format", fmt, "--full")
+            assert kept.code == full.code == 0, kept.err + full.err
+            assert kept.out == full.out, f"step {step}"
+
+
+def test_an_unchanged_knowledge_base_is_not_evaluated_again(cli, seeded: Path, monkeypatch) -> None:
+    import triage.rules.engine as engine
+
+    before = cli("report", "--pr", PR, "--format", "json").out
+    calls = []
+    real = engine.evaluate
+    monkeypatch.setattr(engine, "evaluate", lambda inv: calls.append(1) or real(inv))
+    assert cli("report", "--pr", PR, "--format", "json").out == before
+    assert calls == []
+    assert cli("report", "--pr", PR, "--format", "json", "--full").out == before
+    assert calls == [1]
+
+
+# --------------------------------------------------------------------------
+# The statements of one report do not grow with runs or other investigations
+
+
+def _statements(cli, *args: str) -> int:
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    seen: list[str] = []
+
+    def count(conn, cursor, statement, *rest) -> None:
+        seen.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        r = cli(*args)
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    assert r.code == 0, r.err
+    return len(seen)
+
+
+def _counts(cli) -> tuple[int, int]:
+    cli("report", "--pr", PR, "--format", "json")  # evaluates, stores the evaluation
+    kept = _statements(cli, "report", "--pr", PR, "--format", "json")
+    full = _statements(cli, "report", "--pr", PR, "--format", "json", "--full")
+    return kept, full
+
+
+def _kb(cli, where: Path, rules_dir: Path, monkeypatch, *, runs: int, others: int) -> tuple[int, int]:
+    where.mkdir()
+    monkeypatch.chdir(where)
+    shutil.copytree(rules_dir, where / "rules")
+    _other_investigations(where / "rules", others)
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
+    if runs:
+        assert cli("import", str(_more_runs(where / "more.jsonl", runs))).code == 0
+    for i in range(others):
+        r = cli("import", str(_more_runs(where / f"o{i}.jsonl", 30, iid=f"other-{i}", seed=i + 1)))
+        assert r.code == 0, r.err
+    return _counts(cli)
+
+
+def test_statements_of_a_report_do_not_grow_with_runs_or_investigations(cli, rules_dir: Path, tmp_path: Path,
+                                                                         monkeypatch) -> None:
+    small = _kb(cli, tmp_path / "small", rules_dir, monkeypatch, runs=0, others=1)
+    assert _kb(cli, tmp_path / "runs", rules_dir, monkeypatch, runs=600, others=1) == small
+    assert _kb(cli, tmp_path / "invs", rules_dir, monkeypatch, runs=0, others=6) == small
+
+
+# --------------------------------------------------------------------------
+# Rule files: parsed only when they changed
+
+
+def test_an_unchanged_rule_file_is_not_parsed_again(cli, rules_dir: Path, monkeypatch) -> None:
+    from triage.rules import loader
+
+    _other_investigations(rules_dir, 3)
+    parsed: list[str] = []
+    real = loader.load_file
+    monkeypatch.setattr(loader, "load_file", lambda p, *a: parsed.append(Path(p).name) or real(p, *a))
+    assert cli("hypotheses", "--pr", PR).code == 0
+    assert sorted(parsed) == ["kimik26-disagg.yaml", "other-0.yaml", "other-1.yaml", "other-2.yaml",
+                              "signatures.yaml"]
+    parsed.clear()
+    assert cli("hypotheses", "--pr", PR).code == 0
+    assert parsed == []
+    other = rules_dir / "other-1.yaml"
+    other.write_text(other.read_text(encoding="utf-8").replace("gate: 0.92", "gate: 0.93"), encoding="utf-8")
+    assert cli("hypotheses", "--pr", PR).code == 0
+    assert parsed == ["other-1.yaml"]
+    parsed.clear()
+    other.write_text(other.read_text(encoding="utf-8").replace("gate: 0.93", "gate: high"), encoding="utf-8")
+    r = cli("hypotheses", "--pr", PR)
+    assert r.code == 2 and "other-1.yaml:" in r.err and "Traceback" not in r.err
+    assert parsed == ["other-1.yaml"]
+    parsed.clear()
+    r = cli("hypotheses", "--pr", PR)  # a bad file is never cached: refused again
+    assert r.code == 2 and parsed == ["other-1.yaml"]
+
+
+def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path, monkeypatch) -> None:
+    from triage.rules import cache, loader
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "c"))
+    shutil.copytree(RULES, tmp_path / "rules")
+    parsed = loader.load_rules([tmp_path / "rules"])
+    cache.load_rules([tmp_path / "rules"])
+    again = cache.load_rules([tmp_path / "rules"])
+    assert type(again.files[0]).__name__ == "CachedFile"
+    assert [(f.path, f.sha256, f.spec, f.values, f.keys) for f in again.files] == \
+        [(f.path, f.sha256, f.spec, f.values, f.keys) for f in parsed.files]
+
+
+def test_seen_elsewhere_follows_what_other_investigations_decide(cli, rules_dir: Path) -> None:
+    _other_investigations(rules_dir, 1)
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
+    first = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    assert first["similar"], "the copy's untested hypotheses read the same"
+    hyp = first["similar"][0]["other_id"]
+    assert cli("report", "--pr", PR, "--format", "json").out == json.dumps(first, indent=2, ensure_ascii=False) + "\n"
+    r = cli("evidence", "add", "--pr", "70000", "--hypothesis", hyp, "--verdict", "rules_out", "--because", "read it")
+    assert r.code == 0, r.err
+    kept = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    full = json.loads(cli("report", "--pr", PR, "--format", "json", "--full").out)
+    assert kept == full
+    assert {x["status"] for x in kept["similar"] if x["other_id"] == hyp} == {"ruled_out"}
+    assert "ruled_out" not in {x["status"] for x in first["similar"] if x["other_id"] == hyp}
+
+
+def test_a_stored_summary_of_invalid_runs_stays_small(cli, seeded: Path, tmp_path: Path) -> None:
+    from sqlalchemy import select
+
+    from triage.kb import models as m
+    from triage.kb import store
+
+    r = cli("import", str(_more_runs(tmp_path / "more.jsonl", 330, every=100)))
+    assert r.code == 0, r.err
+    with store.session(store.resolve_url(None)) as s:
+        rows = s.execute(select(m.Evidence).where(m.Evidence.retired_at.is_(None))).scalars().all()
+    summaries = [e for e in rows if "invalid-run" in e.flags and " runs of " in e.reason]
+    assert summaries and max(len(e.runs) for e in summaries) == 20
+    assert max(len(e.key) for e in rows) < 2000

@@ -1,0 +1,118 @@
+"""Stored evaluations: what lets a report on an unchanged knowledge base skip the engine.
+
+An evaluation is a pure function of an investigation's rule files (and the
+shared ones: signatures), its runs, its manual evidence and the code of the
+engine and renderer.  :func:`fingerprint` sums those up in a few indexed
+queries whose cost does not grow with the number of runs read (an
+aggregate over the run table's index) nor with other investigations; a
+snapshot is used only while its fingerprint is the current one.
+
+What is checked, and why it is enough:
+
+- rule files: the content hash of every loaded file (``rule_source``);
+- runs: their count, the largest primary key and the newest ``updated_at``
+  (every write of a run sets it: add-run, import, exclude, include);
+- manual evidence: its count and largest primary key (it is only added);
+- code: the version, and the size and modification time of every module of
+  the package and of the shipped templates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from triage.kb import models as m
+
+#: Bump when what a snapshot holds changes shape.
+ENGINE_VERSION = 1
+
+
+@lru_cache(maxsize=1)
+def code_stamp() -> str:
+    """The package's code as a short hash of its files' sizes and times (a stat each)."""
+    import triage
+
+    root = Path(triage.__file__).resolve().parent
+    parts = [triage.__version__, str(ENGINE_VERSION)]
+    for p in sorted([*root.rglob("*.py"), *root.parent.joinpath("templates").glob("*.j2")]):
+        st = p.stat()
+        parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def fingerprint(s: Session, iid: str) -> str:
+    """What an evaluation of ``iid`` would be derived from, as one hash."""
+    run, manual = m.Run.__table__, m.ManualEvidence.__table__
+    counts = select(
+        select(func.count()).select_from(run).where(run.c.investigation_id == iid).scalar_subquery(),
+        select(func.max(run.c.pk)).where(run.c.investigation_id == iid).scalar_subquery(),
+        select(func.max(run.c.updated_at)).where(run.c.investigation_id == iid).scalar_subquery(),
+        select(func.count()).select_from(manual).where(manual.c.investigation_id == iid).scalar_subquery(),
+        select(func.max(manual.c.pk)).where(manual.c.investigation_id == iid).scalar_subquery(),
+    )
+    src = m.RuleSource.__table__
+    files = s.execute(select(src.c.path, src.c.sha256).order_by(src.c.path)).all()
+    h = hashlib.sha256()
+    h.update(code_stamp().encode())
+    h.update(repr(tuple(s.execute(counts).one())).encode())
+    for path, sha in files:
+        h.update(f"\n{path}\0{sha}".encode())
+    return h.hexdigest()
+
+
+def read(s: Session, iid: str, fp: str) -> Optional[dict]:
+    """The stored evaluation of ``iid`` if it was derived from ``fp``, else None.
+
+    Its ``similar`` ("Seen elsewhere") is there only while no evaluation has
+    changed stored evidence since it was computed (see :func:`others`).
+    """
+    from triage.kb.store import EVIDENCE_VERSION
+
+    t, meta = m.Snapshot.__table__, m.Meta.__table__
+    version = select(meta.c.value).where(meta.c.key == EVIDENCE_VERSION).scalar_subquery()
+    row = s.execute(select(t.c.fingerprint, t.c.data, t.c.others, t.c.similar, version)
+                    .where(t.c.investigation_id == iid)).first()
+    if row is None or row[0] != fp:
+        return None
+    data = json.loads(row[1])
+    data["others"] = row[4] or ""  # "": no evaluation has stored a version yet
+    if row[2] is not None and row[2] == data["others"] and row[3] is not None:
+        data["similar"] = json.loads(row[3])
+    return data
+
+
+def others(s: Session) -> str:
+    """The evidence version: it changes with every evaluation that changed any stored evidence or status."""
+    from triage.kb.store import EVIDENCE_VERSION
+
+    row = s.get(m.Meta, EVIDENCE_VERSION)
+    return row.value if row is not None else ""
+
+
+def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -> None:
+    """Keep "Seen elsewhere" with the stored evaluation, as of evidence version ``version``."""
+    from sqlalchemy import update
+
+    t = m.Snapshot.__table__
+    s.execute(update(t).where(t.c.investigation_id == iid)
+              .values(others=version, similar=json.dumps(similar, ensure_ascii=False)))
+
+
+def write(s: Session, iid: str, fp: str, data: Any) -> None:
+    """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``."""
+    from triage.kb.store import now
+
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    row = s.get(m.Snapshot, iid)
+    if row is None:
+        s.add(m.Snapshot(investigation_id=iid, fingerprint=fp, at=now(), data=text))
+    else:  # "Seen elsewhere" is computed again for a new evaluation
+        row.fingerprint, row.at, row.data, row.others, row.similar = fp, now(), text, None, None
+    s.flush()
