@@ -120,15 +120,15 @@ def test_warnings_of_one_kind_that_say_the_same_are_one_line():
     lines = [w["text"] for w in model["warnings"] if w["kind"] == "inconclusive-run"]
     assert lines == [
         "3 runs: known failure oom (oom): ran out of memory; remedy: halve the batch — 1 (swap), 2 (swap, eager)",
-        "2 runs: crashed (node lost) — 3 (eager), 4 (eager)",
+        "2 runs of eager (3, 4): crashed (node lost)",  # one config, one reason: the engine said it once
     ]
-    # the engine's own list is what JSON gives, one warning per run, the excluded one too
-    assert sum(w["kind"] == "inconclusive-run" for w in model["engine_warnings"]) == 6
+    # the engine's own list is what JSON gives: one warning per config and reason, the excluded run too
+    assert sum(w["kind"] == "inconclusive-run" for w in model["engine_warnings"]) == 5
     body = to_markdown(model)
     assert body.count("ran out of memory") == 1 and "wrong branch" not in body.split("### Warnings")[1]
     assert "- **inconclusive-run**: 3 runs: known failure oom (oom): ran out of memory; remedy: halve the batch — " \
            "1 (swap), 2 (swap, eager)" in body
-    assert "[inconclusive-run] 2 runs: crashed (node lost) — 3 (eager), 4 (eager)" in to_text(model)
+    assert "[inconclusive-run] 2 runs of eager (3, 4): crashed (node lost)" in to_text(model)
 
 
 def test_one_warning_keeps_its_run_first():
