@@ -240,6 +240,10 @@ def test_no_extractors() -> None:
         (Extractor("a", r"(?P<value>x)", "provenance", name="p", n=3), "extractor a: n is a sample count"),
         (Extractor("a", r"(?P<value>x)", "metric", name="m", n=0), "extractor a: n is a sample count"),
         (Extractor("", r"(?P<value>x)", "metric", name="m"), "extractor #1: needs an id"),
+        (Extractor("a", r"acc=(?P<value>\d+)(?!\d)", "metric", name="m"),
+         "extractor a: bad pattern: a look-ahead (?!...) needs backtracking, which triage does not run"),
+        (Extractor("a", r"(?P<value>\d)\1", "metric", name="m"),
+         "extractor a: bad pattern: a back-reference needs backtracking"),
     ],
 )
 def test_bad_extractors_are_refused(ex: Extractor, message: str) -> None:
@@ -253,3 +257,14 @@ def test_compiled_extractors_can_be_reused() -> None:
     compiled = compile_extractors([ACCURACY_LINE])
     assert compile_extractors(compiled) == compiled
     assert extract(["Accuracy: 0.5"], compiled).metrics == {"gsm8k": (0.5, 1319)}
+
+
+def test_a_user_extractor_runs_in_linear_time() -> None:
+    # Python's re takes over 100 s on this line (catastrophic backtracking)
+    import time
+
+    ex = Extractor("slow", r"^(a|aa)+(?P<value>[0-9])$", "metric", name="m")
+    start = time.perf_counter()
+    got = extract(["a" * 44 + "x", "a" * 43 + "7", "a" * 5000 + "!"], [ex])
+    assert time.perf_counter() - start < 1.0
+    assert got.metrics == {"m": (7.0, None)}

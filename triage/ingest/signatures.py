@@ -36,7 +36,7 @@ most of that message).
 
 Matching
 --------
-A regex signature matches when ``re.search`` finds it in the raw line.  A
+A regex signature matches when RE2 finds it in the raw line.  A
 literal signature matches when its normalised text is a substring of the
 normalised line (``how="exact"``, score 100), or else when the fuzzy score is
 at least ``threshold`` (``how="fuzzy"``).  The fuzzy score is rapidfuzz's
@@ -83,10 +83,11 @@ signature's anchor word spelt exactly.  A variant in which that word changed
 overall score would pass; a rule author who expects that writes a regex
 signature.  Exact matches are unaffected: a line whose normalised text
 contains the signature contains its anchor word too.  Lines longer than
-16 KiB are normalised and scored on their first 16 KiB only.  With RE2,
-regex signatures are prefiltered with RE2's syntax (``\\w``, ``\\d``,
-``\\b`` are ASCII there); a regex RE2 cannot compile (look-arounds,
-back-references) gets its own Python ``re`` pass instead.
+16 KiB are normalised and scored on their first 16 KiB only.  Regex
+signatures are always run by RE2 (:mod:`triage.ingest.userregex`: linear
+time; ``\\w``, ``\\d``, ``\\b`` are ASCII there), whatever the engine of the
+prefilter; a regex that needs backtracking (look-arounds, back-references)
+is refused with the reason.
 """
 
 from __future__ import annotations
@@ -94,12 +95,13 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from rapidfuzz import fuzz, process
 
 from triage.errors import InputError
 from triage.ingest.logs import ANSI, Block, LogReader, blocks, hit_lines
+from triage.ingest.userregex import UserRegexError, compile_user
 
 try:  # RE2 runs the prefilter as a DFA; Python's re is the fallback.
     import re2 as _re2
@@ -428,9 +430,9 @@ class _Literal:
 class _Regex:
     index: int
     spec: SignatureSpec
-    rx: re.Pattern
-    block_rx: re.Pattern  # the same with re.MULTILINE, for block passes
-    in_re2: bool
+    rx: Any  # RE2 (triage.ingest.userregex)
+    block_rx: Any  # the same with (?m), for block passes over bytes
+    in_re2: bool  # part of the combined prefilter
 
 
 def _re2_options(**kw):
@@ -489,6 +491,7 @@ class _Grep:
         self.re2 = None
         self.py_words: re.Pattern | None = None
         self.py_regexes: list[re.Pattern] = []
+        self.user_regexes: list[Any] = []  # RE2, run over a block's bytes
         words = sorted(set(words), key=lambda w: (-len(w), w))
         if engine == "re2":
             parts = []
@@ -498,7 +501,7 @@ class _Grep:
                 if r.in_re2:
                     parts.append("(?:" + _NAMED_GROUP.sub("(?:", r.spec.text) + ")")
                 else:
-                    self.py_regexes.append(r.block_rx)
+                    self.user_regexes.append(r.block_rx)
             parts += ["(?:" + x + ")" for x in extra]
             if parts:
                 try:
@@ -509,14 +512,15 @@ class _Grep:
         if engine == "re":
             if words:
                 self.py_words = re.compile(_trie_pattern(words))
-            self.py_regexes = [r.block_rx for r in regexes] + [re.compile(x, re.MULTILINE) for x in extra]
-        self.empty = self.re2 is None and self.py_words is None and not self.py_regexes
+            self.user_regexes = [r.block_rx for r in regexes]
+            self.py_regexes = [re.compile(x, re.MULTILINE) for x in extra]
+        self.empty = self.re2 is None and self.py_words is None and not self.py_regexes and not self.user_regexes
 
     def lines(self, source: Iterable[str] | str | Block) -> Iterator[tuple[int, str]]:
         """Yield ``(line_no, line)`` for every line hit, in order."""
         if self.empty:
             return
-        fast = self.re2 is not None and self.py_words is None and not self.py_regexes
+        fast = self.re2 is not None and self.py_words is None and not self.py_regexes and not self.user_regexes
         if fast and isinstance(source, LogReader):
             line_no = 1
             for data, end in source.spans():
@@ -539,8 +543,8 @@ class _Grep:
 
     def _general(self, block: Block) -> Iterator[tuple[int, str]]:
         hits: set[int] = set()
-        if self.re2 is not None:
-            hits.update(i for i, _, _ in hit_lines(self.re2.search, block.data(), b"\n"))
+        for rx in ([self.re2] if self.re2 is not None else []) + self.user_regexes:
+            hits.update(i for i, _, _ in hit_lines(rx.search, block.data(), b"\n"))
         if self.py_words is not None or self.py_regexes:
             text = block.text()
             if self.py_words is not None:
@@ -577,21 +581,14 @@ class Matcher:
         self._regexes: list[_Regex] = []
         for i, spec in enumerate(self.signatures):
             if spec.regex:
-                try:
-                    rx = re.compile(spec.text)
-                    block_rx = re.compile(spec.text, re.MULTILINE)
-                except re.error as e:
+                try:  # a user's pattern: RE2 only (linear time), whatever the engine
+                    rx = compile_user(spec.text)
+                    block_rx = compile_user(spec.text, multiline=True)
+                except UserRegexError as e:
                     raise InputError(f"signature {spec.id}: bad regex: {e}") from None
                 if rx.search("") is not None:
                     raise InputError(f"signature {spec.id}: the regex matches an empty line")
-                in_re2 = False
-                if self.engine == "re2":
-                    try:
-                        _re2.compile(spec.text, _re2_options())
-                        in_re2 = True
-                    except _re2.error:
-                        in_re2 = False
-                self._regexes.append(_Regex(i, spec, rx, block_rx, in_re2))
+                self._regexes.append(_Regex(i, spec, rx, block_rx, self.engine == "re2"))
             else:
                 norm = normalise(spec.text)
                 if not norm:
@@ -621,7 +618,6 @@ class Matcher:
         # Stage two: which anchors / regexes a candidate line holds.
         self._set = None
         self._set_kinds: list[tuple[str, object]] = []
-        self._py_regex_always = [r for r in self._regexes if not r.in_re2]
         if self.engine == "re2" and (self._anchor_list or any(r.in_re2 for r in self._regexes)):
             s = _re2.Set.SearchSet(_re2_options())
             for a in self._anchor_list:
@@ -642,7 +638,7 @@ class Matcher:
     # -- stage two ------------------------------------------------------------
     def _shortlist(self, line: str) -> tuple[set[int], list[_Regex]]:
         lits: set[int] = set()
-        rxs: list[_Regex] = list(self._py_regex_always)
+        rxs: list[_Regex] = []
         if self._set is not None:
             hits = self._set.Match(line.encode("utf-8", "surrogatepass")) or ()
             for h in hits:

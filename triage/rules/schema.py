@@ -275,10 +275,14 @@ class SignatureSpecModel(Strict):
     @model_validator(mode="after")
     def _regex(self) -> "SignatureSpecModel":
         if self.regex:
+            from triage.ingest.userregex import UserRegexError, compile_user
+
             try:
-                re.compile(self.text)
-            except re.error as e:
+                rx = compile_user(self.text)
+            except UserRegexError as e:
                 raise ValueError(f"bad regex: {e}") from None
+            if rx.search("") is not None:
+                raise ValueError("the regex matches an empty line")
         return self
 
 
@@ -296,9 +300,11 @@ class ExtractorSpec(Strict):
         kinds = [k for k in ("metric", "provenance", "status") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError("an extractor reads exactly one of metric, provenance or status")
+        from triage.ingest.userregex import UserRegexError, compile_user
+
         try:
-            rx = re.compile(self.pattern)
-        except re.error as e:
+            rx = compile_user(self.pattern)
+        except UserRegexError as e:
             raise ValueError(f"bad pattern: {e}") from None
         if kinds[0] != "status" or isinstance(self.status, dict):
             if "value" not in rx.groupindex:
