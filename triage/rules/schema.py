@@ -38,8 +38,15 @@ def verdict_word(value: str, message: str) -> str:
     return THEN_ALIASES[value]
 
 
+#: The largest PR number, sample count or run count a file may give (the
+#: knowledge base stores them as 32-bit integers on PostgreSQL).
+MAX_INT = 2**31 - 1
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    # NaN and infinities are refused everywhere: `gate: .nan` would silently
+    # change every verdict.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, allow_inf_nan=False)
 
 
 Scalar = Union[str, int, float, bool]
@@ -79,7 +86,7 @@ class Condition(Selector):
     same_as: Optional[Union[str, Selector]] = None
     differs_from: Optional[Union[str, Selector]] = None
     recovers: Optional[bool] = None
-    min_runs: Optional[int] = Field(default=None, ge=1)
+    min_runs: Optional[int] = Field(default=None, ge=1, le=MAX_INT)
     all: Optional[list["Condition"]] = None
     any: Optional[list["Condition"]] = None
     not_: Optional["Condition"] = Field(default=None, alias="not")
@@ -115,7 +122,7 @@ class Reference(Strict):
     config: Optional[str] = None
     run: Optional[str] = None
     value: Optional[float] = None
-    n: Optional[int] = Field(default=None, ge=1)
+    n: Optional[int] = Field(default=None, ge=1, le=MAX_INT)
     note: Optional[str] = None
 
     @field_validator("run", mode="before")
@@ -136,7 +143,7 @@ class Reference(Strict):
 class InvestigationSpec(Strict):
     id: str = Field(pattern=ID_RE)
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-    pr: int = Field(ge=1)
+    pr: int = Field(ge=1, le=MAX_INT)
     title: str
     metric: str
     direction: Literal["higher", "lower"] = "higher"
@@ -293,7 +300,7 @@ class ExtractorSpec(Strict):
     provenance: Optional[str] = None
     status: Optional[Union[str, dict[str, str]]] = None
     pick: Literal["first", "last"] = "last"
-    n: Optional[int] = Field(default=None, ge=1)  # sample count for a metric, when the log does not say
+    n: Optional[int] = Field(default=None, ge=1, le=MAX_INT)  # sample count for a metric, when the log does not say
 
     @model_validator(mode="after")
     def _kind(self) -> "ExtractorSpec":
