@@ -268,3 +268,35 @@ def test_a_user_extractor_runs_in_linear_time() -> None:
     got = extract(["a" * 44 + "x", "a" * 43 + "7", "a" * 5000 + "!"], [ex])
     assert time.perf_counter() - start < 1.0
     assert got.metrics == {"m": (7.0, None)}
+
+
+def test_a_line_longer_than_the_limit_is_cut_and_counted(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_MAX_LOG_LINE", "4096")
+    for packed in (False, True):
+        path = _write(tmp_path / "long.log", "a\n" + "x" * 50_000 + "\nacc=0.5\n" + "y" * 9000, packed=packed)
+        with open_log(str(path), size=1024) as log:
+            lines = list(log)
+            assert log.lines_cut == 2
+        assert lines == ["a", "x" * 4096, "acc=0.5", "y" * 4096]
+
+
+def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "bomb.log.gz"
+    path.write_bytes(gzip.compress(b"\0" * (80 << 20), compresslevel=9))
+    with open_log(str(path)) as log, pytest.raises(InputError) as e:
+        for _ in log:
+            pass
+    assert str(e.value) == (f"{path}: the gzip data expands more than 200 times (a decompression bomb?); "
+                            "TRIAGE_MAX_GZIP_RATIO raises the limit")
+    monkeypatch.setenv("TRIAGE_MAX_GZIP_RATIO", "1000000")
+    with open_log(str(path)) as log:
+        assert sum(len(line) for line in log) == 8 << 20  # one line, cut at 8 MiB
+        assert log.lines_cut == 1
+
+
+def test_a_log_past_the_size_limit_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_MAX_LOG_BYTES", "100000")
+    path = _write(tmp_path / "big.log", "error: x\n" * 20_000)
+    with open_log(str(path)) as log, pytest.raises(InputError) as e:
+        list(log)
+    assert "the log holds more than 100,000 bytes; TRIAGE_MAX_LOG_BYTES raises the limit" in str(e.value)

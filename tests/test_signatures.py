@@ -426,3 +426,29 @@ def test_a_short_line_is_not_a_long_signature(matcher: Matcher) -> None:
     assert m.match_line("OpType=ALLREDUCE") is None
     assert m.match_line("[rank3]: Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE) ran for 600213 milliseconds before timing out").how == "exact"
     assert m.match_line("Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE) ran for 600213 ms before timing out").how == "fuzzy"
+
+
+def test_a_scan_keeps_a_bounded_number_of_matches_and_stops() -> None:
+    from triage.ingest import signatures
+
+    m = Matcher([SignatureSpec("segv", "Segmentation fault in worker", "crash")])
+    lines = ["Segmentation fault in worker 1"] * (signatures.MAX_MATCHES + 10) + ["error: late"]
+    scan = signatures.Scan(m, limit=0)
+    scan.feed(lines)
+    assert len(scan.matches) == signatures.MAX_MATCHES
+    assert scan.matches_left_out == 1 and scan.full  # stopped reading at the first one left out
+    scan = signatures.Scan(m, limit=2)  # still looking for candidates: reads on
+    scan.feed(lines)
+    assert scan.matches_left_out == 10 and scan.candidates == [(signatures.MAX_MATCHES + 11, "error: late")]
+
+
+def test_a_scan_looks_at_a_bounded_number_of_error_lines(monkeypatch) -> None:
+    from triage.ingest import signatures
+
+    monkeypatch.setattr(signatures, "MAX_LOOKED", 1000)
+    m = Matcher([SignatureSpec("segv", "Segmentation fault in worker", "crash")])
+    scan = signatures.Scan(m, limit=5)
+    lines = ["error: x"] * 5000 + ["error: y", "Segmentation fault in worker 3"]
+    scan.feed(lines)
+    assert scan.candidates == [(1, "error: x")]  # "error: y" comes after the first 1,000
+    assert [x.line_no for x in scan.matches] == [5002]

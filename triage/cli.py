@@ -700,6 +700,10 @@ def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: floa
     with open_log(path) as log, _progress(f"scanning {path}", log.progress()[1]) as update:
         tick = (lambda: update(log.progress()[0])) if update is not None else None
         found = logread.scan_log(log, matcher, extractors, candidates=candidates, progress=tick)
+    if log.lines_cut:
+        _err(logread.cut_note(log))
+    if found.matches_left_out:
+        _err(f"scan: {len(found.matches):,} matching lines kept; reading stopped there")
     return matcher, found
 
 

@@ -36,7 +36,7 @@ LIMITS = {
     "yaml_depth": Limit("TRIAGE_MAX_YAML_DEPTH", 64, "nesting depth of a rule file"),
     "template_output": Limit("TRIAGE_MAX_TEMPLATE_OUTPUT", 100_000, "characters a rule-file template (because:) may render"),
     "template_seconds": Limit("TRIAGE_MAX_TEMPLATE_SECONDS", 2.0, "seconds a rule-file template may take"),
-    "log_line": Limit("TRIAGE_MAX_LOG_LINE", 1 << 20, "bytes of one log line; the rest is cut and flagged"),
+    "log_line": Limit("TRIAGE_MAX_LOG_LINE", 8 << 20, "bytes of one log line; the rest is cut and flagged"),
     "log_bytes": Limit("TRIAGE_MAX_LOG_BYTES", 8 << 30, "bytes a log may hold (decompressed)"),
     "gzip_ratio": Limit("TRIAGE_MAX_GZIP_RATIO", 200, "decompressed to compressed size of a gzip log, past its first 64 MiB"),
     "text": Limit("TRIAGE_MAX_TEXT", 1 << 20, "characters of one text field of a run (note, log excerpt, url...)"),

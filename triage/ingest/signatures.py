@@ -95,7 +95,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -129,6 +129,11 @@ HAVE_RE2 = _re2 is not None
 
 #: Lines are normalised and fuzzy-scored on this many leading characters.
 MAX_LINE = 16 << 10
+#: A scan keeps this many matching lines, and stops reading when it has them
+#: and its candidates.
+MAX_MATCHES = 10_000
+#: A scan looks at this many error-looking lines for candidates, at most.
+MAX_LOOKED = 100_000
 #: Up to this many anchor words per literal signature.
 ANCHORS_PER_SIGNATURE = 2
 
@@ -515,31 +520,42 @@ class _Grep:
             self.user_regexes = [r.block_rx for r in regexes]
             self.py_regexes = [re.compile(x, re.MULTILINE) for x in extra]
         self.empty = self.re2 is None and self.py_words is None and not self.py_regexes and not self.user_regexes
+        self.fast = self.re2 is not None and self.py_words is None and not self.py_regexes and not self.user_regexes
+        #: Another grep to use from the next block on (a scan that has found
+        #: what it looked for with ``extra`` narrows its search).
+        self.then: Optional["_Grep"] = None
 
     def lines(self, source: Iterable[str] | str | Block) -> Iterator[tuple[int, str]]:
         """Yield ``(line_no, line)`` for every line hit, in order."""
-        if self.empty:
+        if self.empty and self.then is None:
             return
-        fast = self.re2 is not None and self.py_words is None and not self.py_regexes and not self.user_regexes
-        if fast and isinstance(source, LogReader):
+        if isinstance(source, LogReader) and self.fast and (self.then is None or self.then.fast):
             line_no = 1
             for data, end in source.spans():
                 line_no = yield from self._fast(data, end, line_no)
             return
         for block in blocks(source):
-            if fast and block.has_data():
+            g = self.then or self
+            if g.empty:
+                continue
+            if g.fast and block.has_data():
                 data = block.data()
-                yield from self._fast(data, len(data), block.first)
+                yield from g._fast(data, len(data), block.first)
             else:
-                yield from self._general(block)
+                yield from g._general(block)
 
     def _fast(self, data: bytes, n: int, line_no: int) -> Iterator[tuple[int, str]]:
         """One RE2 pass over ``data[:n]``; returns the next block's first line
         number.  Newlines are counted once, up to each hit and then to the end."""
         idx = start = 0
-        for idx, start, stop in hit_lines(self.re2.search, data, b"\n", n):  # type: ignore[union-attr]
+        for idx, start, stop in hit_lines(self._search, data, b"\n", n):
             yield line_no + idx, data[start:stop].decode("utf-8", "replace")
         return line_no + idx + data.count(b"\n", start, n) + 1
+
+    def _search(self, data: bytes, pos: int, end: int) -> Any:
+        """The RE2 search in force: :attr:`then`'s, once set, from the next hit on."""
+        rx = self.then.re2 if self.then is not None else self.re2
+        return None if rx is None else rx.search(data, pos, end)
 
     def _general(self, block: Block) -> Iterator[tuple[int, str]]:
         hits: set[int] = set()
@@ -812,16 +828,31 @@ class Scan:
         self.candidates: list[tuple[int, str]] = []
         self._seen: set[str] = set()
         self._cache: dict = {}
+        #: Error-looking lines looked at for candidates, and matches not kept
+        #: past :data:`MAX_MATCHES`.
+        self._looked = 0
+        self.matches_left_out = 0
         extra = [_ERROR_RX_I] if self.limit else []
         if matches:
             self._grep = _Grep(matcher._anchor_list, matcher._regexes, matcher.engine, extra)
         else:
             self._grep = _Grep([], [], matcher.engine, extra)
+        self._narrowed = not self.limit  # no candidates wanted
+
+    def _narrow(self) -> None:
+        """Stop looking for candidates (enough found, or enough lines looked at)."""
+        if not self._narrowed:
+            self._narrowed = True
+            m = self.matcher
+            self._grep.then = _Grep(m._anchor_list if self.want_matches else [],
+                                    m._regexes if self.want_matches else [], m.engine)
 
     @property
     def full(self) -> bool:
-        """Whether there is nothing left to look for (candidates only, all found)."""
-        return not self.want_matches and len(self.candidates) >= self.limit
+        """Whether there is nothing left to look for: candidates all found
+        (or looked for long enough) and no matches wanted (or enough kept)."""
+        done_candidates = len(self.candidates) >= self.limit or self._looked >= MAX_LOOKED
+        return done_candidates and (not self.want_matches or self.matches_left_out > 0)
 
     def feed(self, source: Iterable[str] | str | Block) -> list[Match]:
         """Scan more of the log; returns the matches found in it."""
@@ -833,18 +864,25 @@ class Scan:
             found = best(line, self._cache)
             if found is not None:
                 if self.want_matches:
+                    if len(self.matches) + len(new) >= MAX_MATCHES:
+                        self.matches_left_out += 1
+                        if self.full:
+                            break
+                        continue
                     score, how, spec = found
                     new.append(Match(line_no, line, spec.id, score, how))
                 continue
-            if len(cands) >= limit or not _ERROR_RE.search(line):  # RE2 folds case more widely than re
+            if self._narrowed or not _ERROR_RE.search(line):  # RE2 folds case more widely than re
                 continue
+            self._looked += 1
             key = self.matcher._normalised(line, self._cache)
-            if key in self._seen:
-                continue
-            self._seen.add(key)
-            cands.append((line_no, line))
-            if self.full:
-                break
+            if key not in self._seen:
+                self._seen.add(key)
+                cands.append((line_no, line))
+            if len(cands) >= limit or self._looked >= MAX_LOOKED:
+                self._narrow()
+                if self.full:
+                    break
         self.matches += new
         return new
 
