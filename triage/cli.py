@@ -175,7 +175,9 @@ def _fitted(model: dict, templates: Optional[str]) -> str:
     return fitted.body
 
 
-PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1)]
+#: PR numbers are 32-bit integers in the knowledge base (PostgreSQL's integer).
+MAX_PR = 2**31 - 1
+PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1, max=MAX_PR)]
 REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, where several investigations share a PR number.")]
 TEMPLATES_OPT = Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")]
 
@@ -197,7 +199,7 @@ def add_run(
     note: Annotated[Optional[str], typer.Option("--note", help="A note shown with the run.")] = None,
     time: Annotated[Optional[str], typer.Option("--time", help="When the run happened (ISO 8601).")] = None,
     from_github: Annotated[Optional[int], typer.Option(
-        "--from-github", min=1, metavar="RUN_ID",
+        "--from-github", min=1, max=2**63 - 1, metavar="RUN_ID",
         help="Record a GitHub Actions workflow run of the investigation's repository: one run per job, "
              "with its status, URL, sha, branch and log.")] = None,
     config_from: Annotated[Optional[str], typer.Option(
@@ -252,14 +254,14 @@ def add_run(
     if config_from is not None:
         raise InputError("--config-from goes with --from-github")
     data = store.RunInput(
-        run_id=run_id,
-        config=config,
+        run_id=parse.check_text("--run-id", run_id, required=True),
+        config=parse.check_text("--config", config, required=True),
         status=parse.parse_status(status),
         metrics=parse.parse_metrics(metric or []) if metric else None,
         provenance=provenance,
-        url=url,
+        url=parse.check_text("--url", url),
         time=parse.parse_time(time),
-        note=note,
+        note=parse.check_text("--note", note),
     )
     url_db, _ = _open()
     with store.session(url_db) as s:
@@ -713,7 +715,7 @@ THRESHOLD_OPT = Annotated[float, typer.Option("--threshold", help="Lowest fuzzy 
 @app.command()
 def scan(
     log: Annotated[str, typer.Argument(help="A log file, plain or gzip (- for stdin).")],
-    pr: Annotated[Optional[int], typer.Option("--pr", help="Also apply this investigation's extractors.", min=1)] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Also apply this investigation's extractors.", min=1, max=MAX_PR)] = None,
     threshold: THRESHOLD_OPT = 88.0,
     format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
     candidates: Annotated[int, typer.Option("--candidates", help="At most this many unmatched error lines.", min=0)] = 50,
@@ -857,7 +859,7 @@ FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl
 @app.command("import")
 def import_(
     file: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of run records (- for stdin).")],
-    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.", min=1, max=MAX_PR)] = None,
     format: FORMAT_OPT = None,
     repo: REPO_OPT = None,
 ) -> None:
@@ -984,7 +986,7 @@ def runs_exclude(
     run: Annotated[str, typer.Argument(help="The run id.")],
     because: Annotated[str, typer.Option("--because", help="Why (shown in the report).")],
     config: Annotated[Optional[str], typer.Option("--config", help="Only this leg (default: every leg of the run).")] = None,
-    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.", min=1, max=MAX_PR)] = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Exclude a run: it stays in the report but decides nothing.
@@ -1003,7 +1005,7 @@ def runs_exclude(
 def runs_include(
     run: Annotated[str, typer.Argument(help="The run id.")],
     config: Annotated[Optional[str], typer.Option("--config", help="Only this leg.")] = None,
-    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.", min=1, max=MAX_PR)] = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Undo `runs exclude`.

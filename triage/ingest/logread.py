@@ -36,6 +36,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from triage.ingest.extract import DEFAULT_EXTRACTORS, Extracted, Extraction, Extractor
 from triage.ingest.logs import ANSI, Block, LogReader, blocks, open_log
 from triage.ingest.signatures import Match, Matcher, Scan, SignatureSpec
+from triage.errors import InputError
+from triage.ingest.runs import proportion_problem
 from triage.kb import store
 
 __all__ = [
@@ -273,6 +275,10 @@ def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, mat
         return f"line {line_no}, {ident}"
 
     metrics = {k: {"value": v} | ({"n": n} if n is not None else {}) for k, (v, n) in ex.metrics.items()}
+    for name, v in sorted(metrics.items()):
+        problem = proportion_problem(v["value"], v.get("n"))
+        if problem:
+            raise InputError(f"log: {_metric_text(name, v)} ({where('metric:' + name)}): {problem}")
     given_metrics = data.metrics or {}
     for name, v in sorted(metrics.items()):
         note = f" (not used: --metric {name} given)" if name in given_metrics else ""

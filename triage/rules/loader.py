@@ -101,7 +101,11 @@ def _build(node: yaml.Node, path: Path_, pos: _Positions, problems: list, fname:
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_build(v, path + (i,), pos, problems, fname, loader) for i, v in enumerate(node.value)]
-    return loader.construct_object(node)
+    value = loader.construct_object(node)
+    if isinstance(value, str) and "\x00" in value:
+        line, col = _mark(node)
+        problems.append(Problem(fname, line, col, "a NUL character is not allowed"))
+    return value
 
 
 def parse_yaml(text: str, fname: str) -> tuple[Any, _Positions, list[Problem]]:
