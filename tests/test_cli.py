@@ -435,3 +435,19 @@ def test_parse_since_ages_and_times():
     assert parse_since("2026-07-01T08:00:00+02:00", now) == datetime(2026, 7, 1, 6, 0, tzinfo=timezone.utc)
     with pytest.raises(InputError):
         parse_since("2 days", now)
+
+
+def test_stored_text_is_printed_as_text_with_controls_escaped(cli, seeded):
+    evil = "[/bold][red]x\x1b[2J\x1b]0;title\x07\u202eevil\r"
+    r = cli("add-run", "--pr", "30433", "--run-id", "1", "--config", evil, "--status", "failed",
+            "--note", evil)
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\u202e" not in r.out
+    assert "[/bold][red]x\\x1b[2J\\x1b]0;title\\x07\\u202eevil\\x0d" in r.out
+    r = cli("runs", "list", "--pr", "30433")
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\u202e" not in r.out and "\r" not in r.out
+    assert "[/bold][red]x\\x1b[2J" in r.out.replace("\n", "").replace("│", "").replace(" ", "")
+    r = cli("runs", "exclude", "1", "--pr", "30433", "--because", "flaky")
+    assert r.code == 0, r.err
+    assert "excluded: 1 ([/bold][red]x\\x1b[2J" in r.out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -98,13 +99,37 @@ def _open() -> tuple[str, Any]:
     return url, ruleset
 
 
+# Control characters (ESC sequences, CR overwrites, bells) and bidirectional
+# overrides in stored or logged text would act on the terminal or reorder
+# what it shows: they are printed as escapes. Tabs and newlines stay.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _safe(text: Any) -> str:
+    """Text as a terminal should show it: every unsafe character escaped."""
+    s = "" if text is None else str(text)
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", s)
+
+
+def _cell(text: Any) -> Any:
+    """A Rich table cell that shows stored text as it is: no markup read in it, nothing unsafe."""
+    from rich.text import Text
+
+    return Text(_safe(text))
+
+
+def _out(message: str) -> None:
+    typer.echo(_safe(message))
+
+
 def _err(message: str) -> None:
-    typer.echo(message, err=True)
+    typer.echo(_safe(message), err=True)
 
 
 def _write(text: str, output: Optional[Path]) -> None:
     if output is None or str(output) == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(_safe(text) if sys.stdout.isatty() else text)
         return
     tmp = output.with_name(output.name + ".tmp")
     try:
@@ -302,14 +327,14 @@ def _print_recorded(recorded: list, changed: dict) -> None:
             _err(line)
         verb = "recorded" if created else "updated"
         metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
-        typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+        _out(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
     _print_changes(changed)
 
 
 def _print_changes(changed: dict) -> None:
     for hid, (before, after) in sorted(changed.items()):
         if before is not None:
-            typer.echo(f"  {hid}: {before} → {after}")
+            _out(f"  {hid}: {before} → {after}")
 
 
 def _check_format(value: str, *allowed: str) -> None:
@@ -647,14 +672,14 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None) -> None:
 
     _, model = _model(pr, repo)
     inv = model["investigation"]
-    table = Table(title=f"{inv['title']} ({inv['repo']}#{inv['pr']})", title_justify="left", expand=True)
+    table = Table(title=_cell(f"{inv['title']} ({inv['repo']}#{inv['pr']})"), title_justify="left", expand=True)
     table.add_column("id", no_wrap=True)
     table.add_column("title")
     table.add_column("status", no_wrap=True)
     table.add_column("evidence", ratio=3)
     for h in model["hypotheses"]:
         reason = "; ".join(x["reason"] for x in h["summary"]) or "—"
-        table.add_row(h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], reason)
+        table.add_row(*map(_cell, (h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], reason)))
     Console(highlight=False).print(table)
 
 
@@ -676,12 +701,12 @@ def history(pr: PR_OPT, repo: REPO_OPT = None) -> None:
         changes = store.status_history(s, inv.id)
         evidence = store.evidence_history(s, inv.id)
     for c in changes:
-        typer.echo(f"{c.at:%Y-%m-%d %H:%M:%S}  {c.hypothesis_id}: {c.previous or '(new)'} → {c.status}")
+        _out(f"{c.at:%Y-%m-%d %H:%M:%S}  {c.hypothesis_id}: {c.previous or '(new)'} → {c.status}")
     retired = [e for e in evidence if e.retired_at is not None]
     if retired:
         typer.echo("\nevidence no longer derived:")
         for e in retired:
-            typer.echo(f"  {e.retired_at:%Y-%m-%d %H:%M:%S}  {e.hypothesis_id}: {e.verdict} ({e.rule_id}) {e.reason}")
+            _out(f"  {e.retired_at:%Y-%m-%d %H:%M:%S}  {e.hypothesis_id}: {e.verdict} ({e.rule_id}) {e.reason}")
 
 
 def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: float, candidates: int) -> Any:
@@ -783,7 +808,7 @@ def scan(
     if pr is not None:
         out.append("extracted:" + ("" if ex.found else " nothing"))
         out += [f"  {no}  {ident}: {shown(text)}" for no, ident, text in ex.found]
-    typer.echo("\n".join(out))
+    _out("\n".join(out))
 
 
 @signatures_app.command("suggest")
@@ -849,7 +874,7 @@ def signatures_list() -> None:
     table.add_column("meaning", ratio=2)
     for d in specs:
         sig = signature_from_spec(d)
-        table.add_row(sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)
+        table.add_row(*map(_cell, (sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)))
     Console(highlight=False).print(table)
 
 
@@ -955,7 +980,7 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None) -> None:
         table.add_column(col)
     for r in rows:
         metrics = ", ".join(f"{k}={v['value']}" for k, v in sorted(r.metrics.items()))
-        table.add_row(r.run_id, r.config, r.status, metrics, r.excluded_reason if r.excluded else "")
+        table.add_row(*map(_cell, (r.run_id, r.config, r.status, metrics, r.excluded_reason if r.excluded else "")))
     Console(highlight=False).print(table)
 
 
@@ -978,7 +1003,7 @@ def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Opti
         _evaluate(s, hits[0][0])
     word = "excluded" if excluded else "included again"
     for _, r in hits:
-        typer.echo(f"{word}: {r.run_id} ({r.config})")
+        _out(f"{word}: {r.run_id} ({r.config})")
 
 
 @runs_app.command("exclude")
