@@ -32,7 +32,7 @@ class Limit:
 
 
 LIMITS = {
-    "yaml_nodes": Limit("TRIAGE_MAX_YAML_NODES", 50_000, "values a rule file may expand to (aliases counted each time)"),
+    "yaml_nodes": Limit("TRIAGE_MAX_YAML_NODES", 20_000, "values a rule file may expand to (aliases counted each time)"),
     "yaml_depth": Limit("TRIAGE_MAX_YAML_DEPTH", 64, "nesting depth of a rule file"),
     "template_output": Limit("TRIAGE_MAX_TEMPLATE_OUTPUT", 100_000, "characters a rule-file template (because:) may render"),
     "template_seconds": Limit("TRIAGE_MAX_TEMPLATE_SECONDS", 2.0, "seconds a rule-file template may take"),

@@ -82,8 +82,8 @@ def _slow_line(raw: bytes, where: str) -> Optional[Record]:
         raise InputError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
     except RecursionError:
         raise InputError(f"{where}: nested too deeply") from None
-    except ValueError as e:  # an integer of more digits than Python converts
-        raise InputError(f"{where}: not valid JSON ({e})") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise InputError(f"{where}: not valid JSON (a number with too many digits)") from None
     return check_record(rec, where)
 
 

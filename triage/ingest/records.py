@@ -32,7 +32,7 @@ from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedT
 from triage.errors import InputError
 from triage import limits
 from triage.ingest.runs import (
-    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
+    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
 )
 from triage.kb.store import RunInput
 from triage.rules.schema import STATUSES
@@ -209,7 +209,7 @@ def quick_line(line: "bytes | str") -> Optional[tuple]:
     except Exception:  # msgspec.DecodeError and ValidationError
         return None
     when = rec[7]
-    if when is not None and not MIN_YEAR < when.year < MAX_YEAR:
+    if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip():
         return None
     return rec
 
@@ -281,10 +281,12 @@ _GOOD_NAMES: set[str] = set()  # metric names already checked
 def _plain_text(rec: dict) -> bool:
     """Whether every text of a record (of the usual types) is storable:
     no NUL, none too long (:func:`~triage.ingest.runs.check_text` says why not)."""
+    if not rec["run_id"].strip() or not rec["config"].strip():
+        return False
     cap = limits.get("text")
     prov = rec.get("provenance") or {}
     for v in (*rec.values(), *prov.keys(), *prov.values()):
-        if type(v) is str and ("\x00" in v or len(v) > cap):
+        if type(v) is str and ("\x00" in v or len(v) > cap or not storable(v)):
             return False
     return True
 

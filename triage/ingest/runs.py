@@ -25,10 +25,23 @@ def check_text(what: str, value: Optional[str], *, required: bool = False) -> Op
         raise InputError(f"{what} is empty")
     if "\x00" in value:
         raise InputError(f"{what}: a NUL character is not allowed")
+    if not storable(value):
+        raise InputError(f"{what}: not valid Unicode (a lone surrogate)")
     cap = limits.get("text")
     if len(value) > cap:
         raise InputError(f"{what}: {len(value):,} characters, more than {cap:,}; TRIAGE_MAX_TEXT raises the limit")
     return value
+
+
+def storable(value: str) -> bool:
+    """Whether ``value`` has a UTF-8 form (no lone surrogates)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def proportion_problem(value: float, n: Optional[int], scale: float = 1.0) -> Optional[str]:
@@ -140,7 +153,9 @@ def parse_since(text: str, now: datetime) -> datetime:
             raise InputError(f"--since {text!r}: too long ago; give an age within the calendar") from None
     try:
         value = parse_time(text)
-    except InputError:
+    except InputError as e:
+        if "out of range" in e.message:
+            raise InputError(f"--since {e.message}") from None
         value = None
     if value is None:
         raise InputError(f"--since {text!r}: expected last-post, an ISO 8601 time (2026-06-26T12:00Z) "

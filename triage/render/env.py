@@ -228,6 +228,20 @@ def render_string(text: str, values: dict) -> str:
         raise InputError(f"the template {_short(text)}: {type(e).__name__}") from None
 
 
+#: Values like the ones a rule's ``because:`` is rendered with, for a trial render.
+_SAMPLE = {"value": "0.500", "gate": "0.900", "ref": {}, "runs": []}
+
+
+def check_template(text: str) -> None:
+    """Render a ``because:`` once with sample values when a rule file is
+    loaded, so that a template past a limit is refused with its place in the
+    file (ValueError) before anything is written."""
+    try:
+        render_string(text, _SAMPLE)
+    except InputError as e:
+        raise ValueError(e.message) from None
+
+
 def _short(text: str) -> str:
     one = " ".join(text.split())
     return repr(one if len(one) <= 60 else one[:59] + "…")

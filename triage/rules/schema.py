@@ -225,6 +225,15 @@ class RuleSpec(Strict):
     because: Optional[str] = None
     supersedes: list[str] = []
 
+    @field_validator("because")
+    @classmethod
+    def _because(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and ("{{" in v or "{%" in v):
+            from triage.render.env import check_template
+
+            check_template(v)  # within the output and time limits
+        return v
+
     @field_validator("then")
     @classmethod
     def _then(cls, v: str) -> str:
