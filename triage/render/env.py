@@ -149,7 +149,8 @@ def _bounded_sandbox() -> Any:
             return super().call_binop(context, operator, left, right)
 
         def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-            _check_args((getattr(__obj, "__self__", None), *args), kwargs)
+            # str.format comes wrapped by the sandbox: its string is the wrapped method's __self__
+            _check_args((getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None), *args), kwargs)
             return super().call(__context, __obj, *args, **kwargs)
 
     return Bounded
