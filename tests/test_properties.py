@@ -141,3 +141,15 @@ def test_import_of_any_record_exits_0_or_2(rec, cli, rules_dir: Path, tmp_path: 
     r = cli("import", str(path), "--pr", "30433")
     assert r.code in (0, 2), r.err
     assert "Traceback" not in r.err
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(run_id=st.text(max_size=6), config=st.text(max_size=6), metric=st.one_of(
+           st.text(max_size=12), numbers.map(lambda v: f"acc={v}"),
+           st.tuples(numbers, numbers).map(lambda t: f"acc={t[0]}/{t[1]}")),
+       note=st.text(max_size=8), when=st.one_of(st.text(max_size=12), st.datetimes().map(lambda d: d.isoformat())))
+def test_add_run_with_any_values_exits_0_or_2(run_id, config, metric, note, when, cli, rules_dir: Path):
+    r = cli("add-run", "--pr", "30433", "--run-id", run_id, "--config", config, "--status", "passed",
+            "--metric", metric, "--note", note, "--time", when)
+    assert r.code in (0, 2), r.err
+    assert "Traceback" not in r.err
