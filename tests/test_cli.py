@@ -103,8 +103,17 @@ def test_add_run_is_idempotent_and_merges(cli, seeded, tmp_path: Path):
     "args, message",
     [
         (["--metric", "gsm8k=high"], "--metric 'gsm8k=high': expected NAME=VALUE or NAME=VALUE/N"),
-        (["--metric", "gsm8k=0.9/0"], "the sample count after '/' must be a whole number ≥ 1"),
+        (["--metric", "gsm8k=0.9/0"], "the sample count after '/' must be a whole number from 1 to 2,147,483,647"),
         (["--metric", "gsm8k=nan"], "the value must be a finite number"),
+        (["--metric", "gsm8k=1e999"], "the value must be a finite number"),
+        (["--metric", "gsm8k=1" + "0" * 400], "the value must be a finite number"),
+        (["--metric", "gsm8k=1.5/1319"], "a proportion (given with n) must lie in [0, 1], got 1.5"),
+        (["--run-id", ""], "--run-id is empty"),
+        (["--config", " "], "--config is empty"),
+        (["--note", "a\x00b"], "--note: a NUL character is not allowed"),
+        (["--set", "sha=a\x00"], "--set sha: a NUL character is not allowed"),
+        (["--time", "0001-01-01T00:00+14:00"], "time '0001-01-01T00:00+14:00': out of range"),
+        (["--time", "9999-12-31T23:59-14:00"], "out of range; expected a year from 1970 to 9998"),
         (["--status", "green"], "--status 'green': expected one of passed, failed, crashed, cancelled, error"),
         (["--set", "image"], "--set 'image': expected KEY=VALUE"),
         (["--time", "yesterday"], "time 'yesterday': expected an ISO 8601 date"),
@@ -427,3 +436,19 @@ def test_parse_since_ages_and_times():
     assert parse_since("2026-07-01T08:00:00+02:00", now) == datetime(2026, 7, 1, 6, 0, tzinfo=timezone.utc)
     with pytest.raises(InputError):
         parse_since("2 days", now)
+
+
+def test_stored_text_is_printed_as_text_with_controls_escaped(cli, seeded):
+    evil = "[/bold][red]x\x1b[2J\x1b]0;title\x07\u202eevil\r"
+    r = cli("add-run", "--pr", "30433", "--run-id", "1", "--config", evil, "--status", "failed",
+            "--note", evil)
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\u202e" not in r.out
+    assert "[/bold][red]x\\x1b[2J\\x1b]0;title\\x07\\u202eevil\\x0d" in r.out
+    r = cli("runs", "list", "--pr", "30433")
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\u202e" not in r.out and "\r" not in r.out
+    assert "[/bold][red]x\\x1b[2J" in r.out.replace("\n", "").replace("│", "").replace(" ", "")
+    r = cli("runs", "exclude", "1", "--pr", "30433", "--because", "flaky")
+    assert r.code == 0, r.err
+    assert "excluded: 1 ([/bold][red]x\\x1b[2J" in r.out

@@ -240,6 +240,10 @@ def test_no_extractors() -> None:
         (Extractor("a", r"(?P<value>x)", "provenance", name="p", n=3), "extractor a: n is a sample count"),
         (Extractor("a", r"(?P<value>x)", "metric", name="m", n=0), "extractor a: n is a sample count"),
         (Extractor("", r"(?P<value>x)", "metric", name="m"), "extractor #1: needs an id"),
+        (Extractor("a", r"acc=(?P<value>\d+)(?!\d)", "metric", name="m"),
+         "extractor a: bad pattern: a look-ahead (?!...) needs backtracking, which triage does not run"),
+        (Extractor("a", r"(?P<value>\d)\1", "metric", name="m"),
+         "extractor a: bad pattern: a back-reference needs backtracking"),
     ],
 )
 def test_bad_extractors_are_refused(ex: Extractor, message: str) -> None:
@@ -253,3 +257,46 @@ def test_compiled_extractors_can_be_reused() -> None:
     compiled = compile_extractors([ACCURACY_LINE])
     assert compile_extractors(compiled) == compiled
     assert extract(["Accuracy: 0.5"], compiled).metrics == {"gsm8k": (0.5, 1319)}
+
+
+def test_a_user_extractor_runs_in_linear_time() -> None:
+    # Python's re takes over 100 s on this line (catastrophic backtracking)
+    import time
+
+    ex = Extractor("slow", r"^(a|aa)+(?P<value>[0-9])$", "metric", name="m")
+    start = time.perf_counter()
+    got = extract(["a" * 44 + "x", "a" * 43 + "7", "a" * 5000 + "!"], [ex])
+    assert time.perf_counter() - start < 1.0
+    assert got.metrics == {"m": (7.0, None)}
+
+
+def test_a_line_longer_than_the_limit_is_cut_and_counted(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_MAX_LOG_LINE", "4096")
+    for packed in (False, True):
+        path = _write(tmp_path / "long.log", "a\n" + "x" * 50_000 + "\nacc=0.5\n" + "y" * 9000, packed=packed)
+        with open_log(str(path), size=1024) as log:
+            lines = list(log)
+            assert log.lines_cut == 2
+        assert lines == ["a", "x" * 4096, "acc=0.5", "y" * 4096]
+
+
+def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "bomb.log.gz"
+    path.write_bytes(gzip.compress(b"\0" * (80 << 20), compresslevel=9))
+    with open_log(str(path)) as log, pytest.raises(InputError) as e:
+        for _ in log:
+            pass
+    assert str(e.value) == (f"{path}: the gzip data expands more than 200 times (a decompression bomb?); "
+                            "TRIAGE_MAX_GZIP_RATIO raises the limit")
+    monkeypatch.setenv("TRIAGE_MAX_GZIP_RATIO", "1000000")
+    with open_log(str(path)) as log:
+        assert sum(len(line) for line in log) == 8 << 20  # one line, cut at 8 MiB
+        assert log.lines_cut == 1
+
+
+def test_a_log_past_the_size_limit_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_MAX_LOG_BYTES", "100000")
+    path = _write(tmp_path / "big.log", "error: x\n" * 20_000)
+    with open_log(str(path)) as log, pytest.raises(InputError) as e:
+        list(log)
+    assert "the log holds more than 100,000 bytes; TRIAGE_MAX_LOG_BYTES raises the limit" in str(e.value)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.generate import HUGE_PR, HUGE_REPO, huge_model
+from tests.test_mermaid import mermaid_parse  # noqa: F401 - a fixture
 from tests.gfm import check_comment
 from triage.render.fit import KEEP_RUNS, fit
 from triage.render.report import COMMENT_LIMIT, to_markdown
@@ -150,3 +151,40 @@ def test_report_fit_on_a_huge_investigation(cli, tmp_path: Path):
     body = (tmp_path / "comment.md").read_text(encoding="utf-8")
     assert len(body) <= COMMENT_LIMIT and body.rstrip().endswith(MARKER)
     assert "shortened to fit GitHub's comment limit: " in r.err and "of 600 runs (the oldest)" in r.err
+
+
+def _seeded_model() -> dict:
+    from triage.kb import store
+    from triage.render.report import build
+    from triage.rules.engine import evaluate
+
+    with store.session(store.resolve_url(None)) as s:
+        bundle = store.load_bundle(s, store.find_investigation(s, 30433))
+    return build(bundle, evaluate(bundle))
+
+
+MERMAID_BLOCK = re.compile(r"^```mermaid\n(.*?)^```$", re.S | re.M)
+
+
+def test_shortening_keeps_or_drops_mermaid_blocks_whole(cli, seeded, mermaid_parse):
+    model = _seeded_model()
+    model["hypotheses"][0]["title"] = "t" * 70_000  # forces the text-cutting stages
+    whole = set(MERMAID_BLOCK.findall(to_markdown(model)))
+    assert len(whole) >= 2  # the chart and the bisect strips
+    fitted = fit(model)
+    assert fitted.texts_cut and fitted.runs_dropped == 0
+    assert set(MERMAID_BLOCK.findall(fitted.body)) == whole  # every diagram kept, whole
+    for limit in (20_000, 8_000, 4_000):  # fewer runs: the chart is drawn again for them
+        blocks = MERMAID_BLOCK.findall(fit(model, limit).body)
+        assert all(r["ok"] for r in mermaid_parse(blocks)), limit
+
+
+def test_a_huge_url_is_dropped_not_the_runs(cli, seeded):
+    model = _seeded_model()
+    model["runs"][-1]["url"] = "https://ci.example/" + "a" * 70_000
+    total = len(model["runs"])
+    fitted = fit(model)
+    assert fitted.runs_dropped == 0 and len(fitted.body) <= COMMENT_LIMIT
+    assert "a" * 1000 not in fitted.body
+    runs = fitted.body.split("### Runs\n", 1)[1].split("\n\n| run |", 1)[1].split("\n\n", 1)[0]
+    assert runs.count("\n| ") == total  # every run, the last one without its link

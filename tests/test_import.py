@@ -229,3 +229,54 @@ def test_a_line_that_is_not_utf8_is_named(cli, seeded, tmp_path):
     r = cli("import", str(tmp_path / "latin1.jsonl"))
     assert r.code == 2 and "latin1.jsonl:3: not UTF-8 text" in r.err
     assert _export(cli) == before
+
+
+FORMULAS = ["=cmd|' /C calc'!A0", "=HYPERLINK(\"https://evil.example\",\"x\")", "+1+2", "-2+3", "@SUM(A1)",
+            "\tlead tab", "\rlead cr", "'=already quoted", "''=twice", "'plain quote", "-0.5", "plain"]
+
+
+def test_csv_escapes_formulas_and_reads_them_back_unchanged(cli, rules_dir, tmp_path):
+    import csv
+
+    records = [{"investigation": "kimik26-disagg", "run_id": str(i), "config": text, "status": "passed",
+                "note": text, "provenance": {"sha": text}} for i, text in enumerate(FORMULAS)]
+    src = tmp_path / "evil.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("import", str(src)).code == 0
+    out = tmp_path / "evil.csv"
+    assert cli("export", "--pr", "30433", "-o", str(out)).code == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_bytes().decode("utf-8"), newline="")))
+    for row in rows:
+        for col in ("config", "note", "prov.sha"):
+            cell = row[col]
+            if cell.startswith(("=", "+", "-", "@", "\t", "\r")):
+                assert cell == "-0.5"  # a plain number is no formula
+    assert {r["note"] for r in rows} >= {"'=cmd|' /C calc'!A0", "'@SUM(A1)", "''=already quoted", "'''=twice",
+                                          "'plain quote", "'\tlead tab"}
+    r = cli("--db", str(tmp_path / "other.sqlite"), "import", str(out))
+    assert r.code == 0, r.err
+    back = [json.loads(x) for x in _export(cli, "--db", str(tmp_path / "other.sqlite")).splitlines()]
+    assert sorted((b["config"], b["note"], b["provenance"]["sha"]) for b in back) == sorted(
+        (t, t, t) for t in FORMULAS)
+
+
+def test_csv_with_an_unterminated_quote_is_refused(cli, rules_dir, tmp_path):
+    (tmp_path / "bad.csv").write_text('investigation,run_id,config,status,note\nkimik26-disagg,1,c,passed,"open\n')
+    r = cli("import", str(tmp_path / "bad.csv"))
+    assert r.code == 2
+    assert r.err.strip() == "Error: bad.csv:2: not valid CSV (unexpected end of data)".replace("bad.csv", str(tmp_path / "bad.csv"))
+
+
+def test_any_note_the_knowledge_base_takes_survives_a_csv_round_trip(cli, rules_dir, tmp_path):
+    note = "x" * (200 << 10)  # over csv's default field limit of 128 KiB
+    assert cli("add-run", "--pr", "30433", "--run-id", "1", "--config", "c", "--status", "passed",
+               "--note", note).code == 0
+    out = tmp_path / "runs.csv"
+    assert cli("export", "--pr", "30433", "-o", str(out)).code == 0
+    r = cli("--db", str(tmp_path / "other.sqlite"), "import", str(out))
+    assert r.code == 0, r.err
+    (back,) = [json.loads(x) for x in _export(cli, "--db", str(tmp_path / "other.sqlite")).splitlines()]
+    assert back["note"] == note
+    r = cli("add-run", "--pr", "30433", "--run-id", "1", "--config", "c", "--note", "x" * ((1 << 20) + 1))
+    assert r.code == 2
+    assert r.err.strip() == "Error: --note: 1,048,577 characters, more than 1,048,576; TRIAGE_MAX_TEXT raises the limit"

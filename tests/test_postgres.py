@@ -134,3 +134,29 @@ def test_bulk_import_on_postgres(cli, rules_dir, fresh_pg_url, tmp_path, monkeyp
         without_written(cli("export", "--pr", "30433").out)
     pg = cli("--db", fresh_pg_url, "report", "--pr", "30433", "--format", "json").out
     assert pg == cli("report", "--pr", "30433", "--format", "json").out
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgres"])
+def test_out_of_domain_values_are_refused_alike_on_both_databases(cli, rules_dir, fresh_pg_url, tmp_path, db):
+    url = fresh_pg_url if db == "postgres" else str(tmp_path / "kb.sqlite")
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    export = cli("--db", url, "export", "--pr", "30433").out
+    base = ["--db", url, "add-run", "--pr", "30433", "--config", "c", "--status", "passed"]
+    cases = [
+        (["--run-id", "1", "--note", "a\x00b"], "Error: --note: a NUL character is not allowed"),
+        (["--run-id", "1", "--set", "sha=\x00"], "Error: --set sha: a NUL character is not allowed"),
+        (["--run-id", ""], "Error: --run-id is empty"),
+        (["--run-id", "1", "--time", "0001-01-01T00:00+14:00"],
+         "Error: time '0001-01-01T00:00+14:00': out of range; expected a year from 1970 to 9998 (in UTC)"),
+    ]
+    for args, message in cases:
+        r = cli(*base, *args)
+        assert (r.code, r.err.strip()) == (2, message)
+    records = tmp_path / "nul.jsonl"
+    records.write_text(json.dumps({"investigation": "kimik26-disagg", "run_id": "2", "config": "c",
+                                   "status": "passed", "note": "a\x00b"}) + "\n")
+    r = cli("--db", url, "import", str(records))
+    assert (r.code, r.err.strip()) == (2, f"Error: {records}:1: note: a NUL character is not allowed")
+    r = cli("--db", url, "report", "--pr", "99999999999999999999")
+    assert r.code == 2 and "2147483647" in r.err
+    assert cli("--db", url, "export", "--pr", "30433").out == export

@@ -271,11 +271,25 @@ def test_prefilter_trade_off_a_changed_anchor_word_is_missed(matcher: Matcher) -
     assert matcher.match_line(line) is None
 
 
-def test_regex_signature_re2_cannot_compile_still_works() -> None:
+def test_regex_signature_that_needs_backtracking_is_refused() -> None:
     sigs = [SignatureSpec("late-abort", r"(?<!test_)abort\(\) called", "crash", regex=True)]
     for engine in ENGINES:
-        m = Matcher(sigs, engine=engine)
-        assert _summary(m.scan(["x", "abort() called", "test_abort() called", "ok"])) == [(2, "late-abort", "regex")]
+        with pytest.raises(InputError) as e:
+            Matcher(sigs, engine=engine)
+        assert str(e.value) == ("signature late-abort: bad regex: a look-behind (?<!...) needs backtracking, "
+                                "which triage does not run; write the pattern without it")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_regex_signature_runs_in_linear_time(engine: str) -> None:
+    # (a|aa)+b backtracks exponentially in Python's re: 37 s on 40 characters
+    import time
+
+    m = Matcher([SignatureSpec("slow", "(a|aa)+b|zzz", "crash", regex=True)], engine=engine)
+    start = time.perf_counter()
+    assert list(m.scan(["a" * 40 + "c", "zzz", "a" * 5000])) [0].line_no == 2
+    assert m.match_line("a" * 60) is None
+    assert time.perf_counter() - start < 1.0
 
 
 def test_regex_signature_anchored_at_line_start() -> None:
@@ -412,3 +426,29 @@ def test_a_short_line_is_not_a_long_signature(matcher: Matcher) -> None:
     assert m.match_line("OpType=ALLREDUCE") is None
     assert m.match_line("[rank3]: Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE) ran for 600213 milliseconds before timing out").how == "exact"
     assert m.match_line("Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE) ran for 600213 ms before timing out").how == "fuzzy"
+
+
+def test_a_scan_keeps_a_bounded_number_of_matches_and_stops() -> None:
+    from triage.ingest import signatures
+
+    m = Matcher([SignatureSpec("segv", "Segmentation fault in worker", "crash")])
+    lines = ["Segmentation fault in worker 1"] * (signatures.MAX_MATCHES + 10) + ["error: late"]
+    scan = signatures.Scan(m, limit=0)
+    scan.feed(lines)
+    assert len(scan.matches) == signatures.MAX_MATCHES
+    assert scan.matches_left_out == 1 and scan.full  # stopped reading at the first one left out
+    scan = signatures.Scan(m, limit=2)  # still looking for candidates: reads on
+    scan.feed(lines)
+    assert scan.matches_left_out == 10 and scan.candidates == [(signatures.MAX_MATCHES + 11, "error: late")]
+
+
+def test_a_scan_looks_at_a_bounded_number_of_error_lines(monkeypatch) -> None:
+    from triage.ingest import signatures
+
+    monkeypatch.setattr(signatures, "MAX_LOOKED", 1000)
+    m = Matcher([SignatureSpec("segv", "Segmentation fault in worker", "crash")])
+    scan = signatures.Scan(m, limit=5)
+    lines = ["error: x"] * 5000 + ["error: y", "Segmentation fault in worker 3"]
+    scan.feed(lines)
+    assert scan.candidates == [(1, "error: x")]  # "error: y" comes after the first 1,000
+    assert [x.line_no for x in scan.matches] == [5002]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -107,13 +108,37 @@ def _open(create: bool = False) -> tuple[str, Any]:
     return url, ruleset
 
 
+# Control characters (ESC sequences, CR overwrites, bells) and bidirectional
+# overrides in stored or logged text would act on the terminal or reorder
+# what it shows: they are printed as escapes. Tabs and newlines stay.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _safe(text: Any) -> str:
+    """Text as a terminal should show it: every unsafe character escaped."""
+    s = "" if text is None else str(text)
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", s)
+
+
+def _cell(text: Any) -> Any:
+    """A Rich table cell that shows stored text as it is: no markup read in it, nothing unsafe."""
+    from rich.text import Text
+
+    return Text(_safe(text))
+
+
+def _out(message: str) -> None:
+    typer.echo(_safe(message))
+
+
 def _err(message: str) -> None:
-    typer.echo(message, err=True)
+    typer.echo(_safe(message), err=True)
 
 
 def _write(text: str, output: Optional[Path]) -> None:
     if output is None or str(output) == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(_safe(text) if sys.stdout.isatty() else text)
         return
     tmp = output.with_name(output.name + ".tmp")
     try:
@@ -243,7 +268,9 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1)]
+#: PR numbers are 32-bit integers in the knowledge base (PostgreSQL's integer).
+MAX_PR = 2**31 - 1
+PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1, max=MAX_PR)]
 REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, where several investigations share a PR number.")]
 TEMPLATES_OPT = Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")]
 
@@ -265,7 +292,7 @@ def add_run(
     note: Annotated[Optional[str], typer.Option("--note", help="A note shown with the run.")] = None,
     time: Annotated[Optional[str], typer.Option("--time", help="When the run happened (ISO 8601).")] = None,
     from_github: Annotated[Optional[int], typer.Option(
-        "--from-github", min=1, metavar="RUN_ID",
+        "--from-github", min=1, max=2**63 - 1, metavar="RUN_ID",
         help="Record a GitHub Actions workflow run of the investigation's repository: one run per job, "
              "with its status, URL, sha, branch and log.")] = None,
     config_from: Annotated[Optional[str], typer.Option(
@@ -323,14 +350,14 @@ def add_run(
     if config_from is not None:
         raise InputError("--config-from goes with --from-github")
     data = store.RunInput(
-        run_id=run_id,
-        config=config,
+        run_id=parse.check_text("--run-id", run_id, required=True),
+        config=parse.check_text("--config", config, required=True),
         status=parse.parse_status(status),
         metrics=parse.parse_metrics(metric or []) if metric else None,
         provenance=provenance,
-        url=url,
+        url=parse.check_text("--url", url),
         time=parse.parse_time(time),
-        note=note,
+        note=parse.check_text("--note", note),
     )
     url_db, _ = _open(create=True)
     with store.session(url_db) as s:
@@ -403,14 +430,14 @@ def _print_recorded(recorded: list, changed: dict, format: str = "text") -> None
     for row, created, _ in recorded:
         verb = "recorded" if created else "updated"
         metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
-        typer.echo(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+        _out(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
     _print_changes(changed)
 
 
 def _print_changes(changed: dict) -> None:
     for hid, (before, after) in sorted(changed.items()):
         if before is not None:
-            typer.echo(f"  {hid}: {before} → {after}")
+            _out(f"  {hid}: {before} → {after}")
 
 
 def _check_format(value: str, *allowed: str) -> None:
@@ -1046,7 +1073,7 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", w
     inv = model["investigation"]
     console = _console(wide)
     narrow = not wide and console.width < 120
-    table = Table(title=f"{inv['title']} ({inv['repo']}#{inv['pr']})", title_justify="left", expand=True)
+    table = Table(title=_cell(f"{inv['title']} ({inv['repo']}#{inv['pr']})"), title_justify="left", expand=True)
     table.add_column("id", no_wrap=not narrow, overflow="fold")
     if not narrow:
         table.add_column("title")
@@ -1057,9 +1084,9 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", w
         if narrow:
             more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
             reason = (_shorten(reasons[0], 90) + more) if reasons else "—"
-            table.add_row(h["tree"] + h["id"], STATUS_WORDS[h["status"]], reason)
+            table.add_row(*map(_cell, (h["tree"] + h["id"], STATUS_WORDS[h["status"]], reason)))
         else:
-            table.add_row(h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], "; ".join(reasons) or "—")
+            table.add_row(*map(_cell, (h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], "; ".join(reasons) or "—")))
     console.print(table)
 
 
@@ -1095,15 +1122,15 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
         })
         return
     for c in changes:
-        typer.echo(f"{c.at:%Y-%m-%d %H:%M:%S}  {c.hypothesis_id}: {c.previous or '(new)'} → {c.status}")
+        _out(f"{c.at:%Y-%m-%d %H:%M:%S}  {c.hypothesis_id}: {c.previous or '(new)'} → {c.status}")
     if retired:
         typer.echo("\nevidence no longer derived:")
         for e in retired:
-            typer.echo(f"  {e.retired_at:%Y-%m-%d %H:%M:%S}  {e.hypothesis_id}: {e.verdict} ({e.rule_id}) {e.reason}")
+            _out(f"  {e.retired_at:%Y-%m-%d %H:%M:%S}  {e.hypothesis_id}: {e.verdict} ({e.rule_id}) {e.reason}")
     if deletions:
         typer.echo("\nruns deleted:")
         for d in deletions:
-            typer.echo(f"  {d.at:%Y-%m-%d %H:%M:%S}  {d.run_id} ({d.config}): {d.because}")
+            _out(f"  {d.at:%Y-%m-%d %H:%M:%S}  {d.run_id} ({d.config}): {d.because}")
 
 
 def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: float, candidates: int) -> Any:
@@ -1124,6 +1151,10 @@ def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: floa
     with open_log(path) as log, _progress(f"scanning {path}", log.progress()[1]) as update:
         tick = (lambda: update(log.progress()[0])) if update is not None else None
         found = logread.scan_log(log, matcher, extractors, candidates=candidates, progress=tick)
+    if log.lines_cut:
+        _err(logread.cut_note(log))
+    if found.matches_left_out:
+        _err(f"scan: {len(found.matches):,} matching lines kept; reading stopped there")
     return matcher, found
 
 
@@ -1133,7 +1164,7 @@ THRESHOLD_OPT = Annotated[float, typer.Option("--threshold", help="Lowest fuzzy 
 @app.command()
 def scan(
     log: Annotated[str, typer.Argument(help="A log file, plain or gzip (- for stdin).")],
-    pr: Annotated[Optional[int], typer.Option("--pr", help="Also apply this investigation's extractors.", min=1)] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Also apply this investigation's extractors.", min=1, max=MAX_PR)] = None,
     threshold: THRESHOLD_OPT = 88.0,
     format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
     candidates: Annotated[int, typer.Option("--candidates", help="At most this many unmatched error lines.", min=0)] = 50,
@@ -1201,7 +1232,7 @@ def scan(
     if pr is not None:
         out.append("extracted:" + ("" if ex.found else " nothing"))
         out += [f"  {no}  {ident}: {shown(text)}" for no, ident, text in ex.found]
-    typer.echo("\n".join(out))
+    _out("\n".join(out))
 
 
 @signatures_app.command("suggest")
@@ -1267,7 +1298,7 @@ def signatures_list() -> None:
     table.add_column("meaning", ratio=2)
     for d in specs:
         sig = signature_from_spec(d)
-        table.add_row(sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)
+        table.add_row(*map(_cell, (sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)))
     Console(highlight=False).print(table)
 
 
@@ -1290,7 +1321,7 @@ RECORDS_FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", hel
 @app.command("import")
 def import_(
     file: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of run records (- for stdin).")],
-    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.", min=1, max=MAX_PR)] = None,
     format: RECORDS_FORMAT_OPT = None,
     repo: REPO_OPT = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace runs even with older records (by updated_at).")] = False,
@@ -1403,7 +1434,7 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wi
         if narrow and prefix and config.startswith(prefix) and len(config) > len(prefix):
             config = "…" + config[len(prefix):]
         metrics = ", ".join(f"{k}={v['value']}" for k, v in sorted(r.metrics.items()))
-        table.add_row(r.run_id, config, r.status, metrics, r.excluded_reason if r.excluded else "")
+        table.add_row(*map(_cell, (r.run_id, config, r.status, metrics, r.excluded_reason if r.excluded else "")))
     console.print(table)
 
 
@@ -1420,7 +1451,7 @@ def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Opti
         _evaluate(s, inv)
     word = "excluded" if excluded else "included again"
     for r in hits:
-        typer.echo(f"{word}: {r.run_id} ({r.config})")
+        _out(f"{word}: {r.run_id} ({r.config})")
 
 
 def _find_run(s: Any, pr: Optional[int], repo: Optional[str], run: str, config: Optional[str]) -> tuple[Any, list]:
@@ -1442,7 +1473,7 @@ def runs_exclude(
     run: Annotated[str, typer.Argument(help="The run id.")],
     because: Annotated[str, typer.Option("--because", help="Why (shown in the report).")],
     config: Annotated[Optional[str], typer.Option("--config", help="Only this leg (default: every leg of the run).")] = None,
-    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.", min=1, max=MAX_PR)] = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Exclude a run: it stays in the report but decides nothing.
@@ -1461,7 +1492,7 @@ def runs_exclude(
 def runs_include(
     run: Annotated[str, typer.Argument(help="The run id.")],
     config: Annotated[Optional[str], typer.Option("--config", help="Only this leg.")] = None,
-    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.", min=1, max=MAX_PR)] = None,
     repo: REPO_OPT = None,
 ) -> None:
     """Undo `runs exclude`.

@@ -1,6 +1,7 @@
 """Extractors: pull metrics, a status and provenance out of a CI log.
 
-An extractor is a Python regular expression with named groups:
+An extractor is a regular expression with named groups, run by RE2 (linear
+time; see :mod:`triage.ingest.userregex` for what it refuses):
 
 * ``kind="metric"``: group ``value`` is the number (``float``), optional group
   ``n`` the sample count (``int``); ``name`` is the metric.  Without a group
@@ -35,10 +36,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from triage.errors import InputError
 from triage.ingest.logs import ANSI, Block, blocks, hit_lines
+from triage.ingest.userregex import UserRegexError, compile_user
 
 __all__ = [
     "Extractor",
@@ -103,8 +105,8 @@ class CompiledExtractor:
 
     spec: Extractor
     index: int
-    rx: re.Pattern
-    block_rx: re.Pattern
+    rx: Any  # re.Pattern for ours, an RE2 pattern for a user's
+    block_rx: Any
     folded_map: dict[str, str] | None
 
 
@@ -117,9 +119,11 @@ def _compile_one(spec: Extractor, index: int) -> CompiledExtractor:
     if spec.pick not in ("first", "last"):
         raise InputError(f"{where}: pick must be first or last, not {spec.pick!r}")
     try:
-        rx = re.compile(spec.pattern)
-        block_rx = re.compile(spec.pattern, re.MULTILINE)
-    except re.error as e:
+        if any(spec is d for d in DEFAULT_EXTRACTORS):  # ours, written for Python's re
+            rx, block_rx = re.compile(spec.pattern), re.compile(spec.pattern, re.MULTILINE)
+        else:  # a user's: RE2, linear in the line whatever the pattern
+            rx, block_rx = compile_user(spec.pattern), compile_user(spec.pattern, multiline=True)
+    except (re.error, UserRegexError) as e:
         raise InputError(f"{where}: bad pattern: {e}") from None
     groups = rx.groupindex
     folded = None
@@ -198,7 +202,7 @@ def _count(text: str | None) -> int | None:
     return v if v >= 1 else None
 
 
-def _reading(ce: CompiledExtractor, m: re.Match):
+def _reading(ce: CompiledExtractor, m: Any):
     """What a match says, or None when it does not count."""
     spec = ce.spec
     if spec.kind == "metric":
@@ -221,10 +225,19 @@ def _reading(ce: CompiledExtractor, m: re.Match):
     return ce.folded_map.get(key.casefold())  # type: ignore[union-attr]
 
 
-def _hits(ce: CompiledExtractor, text: str) -> Iterator[tuple[int, re.Match, object]]:
-    """``(line index in text, match, reading)`` for each line that counts."""
-    for idx, ls, le in hit_lines(ce.block_rx.search, text):
-        m = ce.rx.search(text[ls:le])  # the line alone decides
+def _hits(ce: CompiledExtractor, text: str, data: Callable[[], bytes]) -> Iterator[tuple[int, Any, object]]:
+    """``(line index in text, match, reading)`` for each line that counts.
+
+    A user's RE2 pattern runs over the block's UTF-8 bytes (``data()``):
+    RE2 would encode a ``str`` again at every call."""
+    if isinstance(ce.rx, re.Pattern):
+        found = ((idx, text[ls:le]) for idx, ls, le in hit_lines(ce.block_rx.search, text))
+    else:
+        raw = data()
+        found = ((idx, raw[ls:le].decode("utf-8", "surrogatepass"))
+                 for idx, ls, le in hit_lines(ce.block_rx.search, raw, b"\n"))
+    for idx, line in found:
+        m = ce.rx.search(line)  # the line alone decides
         if m is not None:
             reading = _reading(ce, m)
             if reading is not None:
@@ -248,6 +261,13 @@ class Extraction:
         if not self.compiled:
             return []
         text = _clean(block.text())
+        encoded: list[bytes] = []
+
+        def data() -> bytes:
+            if not encoded:
+                encoded.append(text.encode("utf-8", "surrogatepass"))
+            return encoded[0]
+
         chosen = self._chosen
         picked = []
         for ce in self.compiled:
@@ -255,7 +275,7 @@ class Extraction:
             if first and ce.index in chosen:
                 continue
             got = None
-            for idx, m, reading in _hits(ce, text):
+            for idx, m, reading in _hits(ce, text, data):
                 got = (block.first + idx, m.group(0), reading)
                 if first:
                     break

@@ -81,6 +81,10 @@ def _slow_line(raw: bytes, where: str) -> Optional[Record]:
         rec = json.loads(line)
     except json.JSONDecodeError as e:
         raise InputError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested too deeply") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise InputError(f"{where}: not valid JSON (a number with too many digits)") from None
     return check_record(rec, where)
 
 

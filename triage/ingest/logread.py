@@ -36,6 +36,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from triage.ingest.extract import DEFAULT_EXTRACTORS, Extracted, Extraction, Extractor
 from triage.ingest.logs import ANSI, Block, LogReader, blocks, open_log
 from triage.ingest.signatures import Match, Matcher, Scan, SignatureSpec
+from triage.errors import InputError
+from triage.ingest.runs import proportion_problem
 from triage.kb import store
 
 __all__ = [
@@ -114,6 +116,8 @@ class LogFindings:
     matches: list[Match] = field(default_factory=list)
     candidates: list[tuple[int, str]] = field(default_factory=list)
     excerpt: Optional[str] = None
+    #: Matching lines past the number a scan keeps (``signatures.MAX_MATCHES``).
+    matches_left_out: int = 0
 
 
 def shown(line: str) -> str:
@@ -185,7 +189,7 @@ def scan_log(
         # the RE2 pass, with no copy and no line counting of their own.
         source.on_span = progress
         scan.feed(source)
-        return LogFindings(extraction.result(), scan.matches, scan.candidates)
+        return LogFindings(extraction.result(), scan.matches, scan.candidates, matches_left_out=scan.matches_left_out)
     windows: dict[str, list[tuple[int, str]]] = {}
     tail: list[str] = []
     for block in blocks(source):
@@ -210,6 +214,7 @@ def scan_log(
     if scan is not None:
         found.matches = scan.matches[:1] if first_match else scan.matches
         found.candidates = scan.candidates
+        found.matches_left_out = scan.matches_left_out
     if excerpt:
         order = ([windows.pop("")] if "" in windows else []) + sorted(windows.values(), key=lambda w: w[0][0])
         if not order and tail:
@@ -249,7 +254,16 @@ def apply_log(session: Any, inv: Any, data: store.RunInput, lines: "Iterable[str
 def read_log_into(session: Any, inv: Any, data: store.RunInput, path: str) -> list[str]:
     """:func:`apply_log` on a log file (plain or gzip; ``-`` is standard input)."""
     with open_log(path) as log:
-        return apply_log(session, inv, data, log)
+        said = apply_log(session, inv, data, log)
+        if log.lines_cut:
+            said.append(cut_note(log))
+        return said
+
+
+def cut_note(log: LogReader) -> str:
+    """The line that says how many lines of a log were cut."""
+    return (f"log: {log.lines_cut:,} line(s) longer than {log.max_line:,} bytes were cut to that length "
+            "(TRIAGE_MAX_LOG_LINE raises the limit)")
 
 
 def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, matcher: Optional[Matcher]) -> list[str]:
@@ -261,6 +275,10 @@ def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, mat
         return f"line {line_no}, {ident}"
 
     metrics = {k: {"value": v} | ({"n": n} if n is not None else {}) for k, (v, n) in ex.metrics.items()}
+    for name, v in sorted(metrics.items()):
+        problem = proportion_problem(v["value"], v.get("n"))
+        if problem:
+            raise InputError(f"log: {_metric_text(name, v)} ({where('metric:' + name)}): {problem}")
     given_metrics = data.metrics or {}
     for name, v in sorted(metrics.items()):
         note = f" (not used: --metric {name} given)" if name in given_metrics else ""

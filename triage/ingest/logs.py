@@ -17,7 +17,11 @@ Lines end at ``\\n``; a ``\\r`` right before it is dropped (CRLF logs), a lone
 line without a newline is still a line; an empty file has no lines.
 
 Memory stays flat in the log size: the reader holds one block (``size``
-bytes, 8 MiB by default) at a time.  Scanners that want speed over big logs
+bytes, 8 MiB by default) at a time.  A line longer than ``TRIAGE_MAX_LOG_LINE``
+bytes (8 MiB) is cut to that many bytes and counted in ``lines_cut``; a log
+of more than ``TRIAGE_MAX_LOG_BYTES`` (8 GiB, decompressed), or a gzip log
+that expands more than ``TRIAGE_MAX_GZIP_RATIO`` times (200, checked past its
+first 64 MiB), is refused.  Scanners that want speed over big logs
 use :meth:`LogReader.spans` (no copies), :meth:`LogReader.byte_blocks` or
 :func:`iter_chunks`, which hand out whole lines in large blocks so that one
 regex pass covers many lines at C speed; :func:`blocks` cuts any source of
@@ -31,9 +35,11 @@ import io
 import os
 import re
 import sys
+import zlib
 from itertools import islice
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional
 
+from triage import limits
 from triage.errors import InputError
 
 __all__ = ["LogReader", "open_log", "iter_chunks", "Block", "blocks", "hit_lines", "ANSI", "BLOCK_SIZE"]
@@ -46,6 +52,8 @@ BLOCK_SIZE = 8 << 20
 #: Lines per block when cutting an ordinary iterable of lines into blocks.
 BATCH_LINES = 8192
 _GZIP_MAGIC = b"\x1f\x8b"
+#: The gzip ratio is checked once this much has been decompressed.
+_RATIO_AFTER = 64 << 20
 
 
 class _Prefixed(io.RawIOBase):
@@ -76,8 +84,22 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
+class _Counted:
+    """A file-like object for the gzip decoder that counts the compressed bytes read."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n)
+        self.count += len(data)
+        return data
+
+
 def _sniff(raw: BinaryIO) -> BinaryIO:
-    """Wrap ``raw`` in a gzip decoder when it starts with the gzip magic."""
+    """Wrap ``raw`` in a gzip decoder when it starts with the gzip magic
+    (its ``fileobj`` is then a :class:`_Counted`)."""
     head = b""
     peek = getattr(raw, "peek", None)
     if peek is not None:
@@ -96,7 +118,7 @@ def _sniff(raw: BinaryIO) -> BinaryIO:
             head += more
         raw = io.BufferedReader(_Prefixed(head, raw), buffer_size=1 << 16)  # type: ignore[assignment]
     if head == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=_Counted(raw), mode="rb")  # type: ignore[return-value,arg-type]
     return raw
 
 
@@ -123,6 +145,13 @@ class LogReader:
             self._owned = raw
         self._raw = raw
         self._stream = _sniff(raw)
+        self._compressed: Optional[_Counted] = getattr(self._stream, "fileobj", None)
+        #: Lines longer than ``max_line`` bytes: kept cut to that many bytes.
+        self.lines_cut = 0
+        self.max_line = max(limits.get("log_line"), 1 << 10)
+        self._max_bytes = limits.get("log_bytes")
+        self._max_ratio = limits.get("gzip_ratio")
+        self._read = 0
         self._lines: Iterator[str] | None = None
         self._started = False
         #: Called after each block has been read and handed out (a progress bar).
@@ -181,16 +210,30 @@ class LogReader:
             if readinto is None:
                 yield from self._spans_by_read()
                 return
-            buf = bytearray(self.size)
+            buf = bytearray(min(self.size, self.max_line))
             have = 0  # bytes of an unfinished line at the front of buf
+            skipping = False  # in the rest of a line that was cut
             while True:
                 if have == len(buf):  # one line longer than the buffer
-                    buf.extend(bytes(len(buf)))
+                    if len(buf) < self.max_line:
+                        buf.extend(bytes(min(len(buf), self.max_line - len(buf))))
+                    else:  # longer than any line may be: keep its start, skip the rest
+                        self.lines_cut += 1
+                        yield self._crlf(buf, have)
+                        have, skipping = 0, True
                 with memoryview(buf) as view:
                     n = readinto(view[have:])
                 if not n:
                     break
+                self._count(n)
                 total = have + n
+                if skipping:
+                    nl = buf.find(b"\n", 0, total)
+                    if nl < 0:
+                        continue
+                    total -= nl + 1
+                    buf[:total] = buf[nl + 1 : nl + 1 + total]
+                    skipping = False
                 cut = buf.rfind(b"\n", 0, total)
                 if cut < 0:
                     have = total
@@ -198,24 +241,47 @@ class LogReader:
                 yield self._crlf(buf, cut)
                 have = total - cut - 1
                 buf[:have] = buf[cut + 1 : total]
-            if have:
+            if have and not skipping:
                 yield self._crlf(buf, have)
-        except (OSError, EOFError, gzip.BadGzipFile) as e:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
             raise InputError(f"{self.path}: cannot read log file: {e}") from None
+
+    def _count(self, n: int) -> None:
+        """Refuse a log past the size limit, or a gzip one that expands like a bomb."""
+        self._read += n
+        if self._read > self._max_bytes:
+            raise InputError(f"{self.path}: the log holds more than {self._max_bytes:,} bytes; "
+                             "TRIAGE_MAX_LOG_BYTES raises the limit")
+        packed = self._compressed
+        if packed is not None and self._read > _RATIO_AFTER and self._read > self._max_ratio * max(packed.count, 1):
+            raise InputError(f"{self.path}: the gzip data expands more than {self._max_ratio:,} times "
+                             "(a decompression bomb?); TRIAGE_MAX_GZIP_RATIO raises the limit")
 
     def _spans_by_read(self) -> Iterator[tuple[bytes, int]]:
         read = self._stream.read
-        size = self.size
+        size = min(self.size, self.max_line)
         carry = b""
+        skipping = False
         while True:
             data = read(size)
             if not data:
                 break
+            self._count(len(data))
+            if skipping:
+                nl = data.find(b"\n")
+                if nl < 0:
+                    continue
+                data, skipping = data[nl + 1 :], False
             if carry:
                 data = carry + data
             cut = data.rfind(b"\n")
             if cut < 0:
-                carry = data
+                if len(data) >= self.max_line:
+                    self.lines_cut += 1
+                    yield self._crlf(data, self.max_line)
+                    carry, skipping = b"", True
+                else:
+                    carry = data
                 continue
             carry = data[cut + 1 :]
             yield self._crlf(data, cut)

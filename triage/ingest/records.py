@@ -28,11 +28,15 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedTuple, Optional
 
 from triage.errors import InputError
-from triage.ingest.runs import _NAME, normalise_metrics, parse_status, parse_time
+from triage import limits
+from triage.ingest.runs import (
+    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
+)
 from triage.kb.store import RunInput
 from triage.rules.schema import STATUSES
 
@@ -116,7 +120,7 @@ def quick_record(rec: Any) -> Optional[Record]:
                 return None
             value, n = v.get("value"), v.get("n")
             if type(value) is not float or value - value != 0.0 or len(v) != (1 if n is None else 2) or (
-                    n is not None and (type(n) is not int or n < 1)):
+                    n is not None and (type(n) is not int or not 1 <= n <= MAX_N or not 0.0 <= value <= 1.0)):
                 return None
         if not _GOOD_NAMES.issuperset(metrics):
             if not all(_NAME.match(k) for k in metrics):
@@ -128,6 +132,8 @@ def quick_record(rec: Any) -> Optional[Record]:
         when = parse_time(when) if when else None
         written = parse_time(written) if written else None
     except InputError:
+        return None
+    if not _plain_text(rec):
         return None
     return Record(
         get("investigation") or None, rec["run_id"], rec["config"], status, metrics or {}, prov or {},
@@ -151,7 +157,11 @@ if msgspec is not None:
         """Encodes as the stored form, ``{"value": v}`` or ``{"value": v, "n": n}``."""
 
         value: _Finite
-        n: Optional[Annotated[int, msgspec.Meta(ge=1)]] = None
+        n: Optional[Annotated[int, msgspec.Meta(ge=1, le=MAX_N)]] = None
+
+        def __post_init__(self) -> None:
+            if proportion_problem(self.value, self.n):
+                raise ValueError("not a proportion")  # the slow path says why
 
     _Text = Optional[_Id]  # empty text takes the slow path, which makes it absent
 
@@ -183,6 +193,9 @@ else:  # pragma: no cover
     _decode_line = None
 
 
+_NUL = (b"\\u0000", b"\x00")
+
+
 def quick_line(line: "bytes | str") -> Optional[tuple]:
     """:func:`quick_record` straight from a JSON Lines line, with msgspec
     (parsing and checks in one pass in C): the record as a plain tuple in
@@ -195,10 +208,17 @@ def quick_line(line: "bytes | str") -> Optional[tuple]:
     consumer) takes both as they are."""
     if _decode_line is None:
         return None
+    raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    if len(raw) > limits.get("text") or any(x in raw for x in _NUL):
+        return None  # the slow path names the field
     try:
-        return _astuple(_decode_line(line))
+        rec = _astuple(_decode_line(line))
     except Exception:  # msgspec.DecodeError and ValidationError
         return None
+    when = rec[7]
+    if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip():
+        return None
+    return rec
 
 
 def _check_slowly(rec: Any, where: str) -> Record:
@@ -239,6 +259,9 @@ def _check_slowly(rec: Any, where: str) -> Record:
         v = get(key)
         if v is not None and type(v) is not str:
             raise InputError(f"{where}: {key} must be a string")
+    for key, v in (("run_id", run_id), ("config", config), *((k, get(k)) for k in _TEXT),
+                   *((f"provenance key {k!r}", k) for k in prov), *((f"provenance {k}", v) for k, v in prov.items())):
+        check_text(f"{where}: {key}", v, required=key in ("run_id", "config"))
     excluded = get("excluded")
     if excluded is not None and type(excluded) is not bool:
         raise InputError(f"{where}: excluded must be true or false")
@@ -264,6 +287,19 @@ def _check_time(value: Any, key: str, where: str) -> Optional[datetime]:
 
 
 _GOOD_NAMES: set[str] = set()  # metric names already checked
+
+
+def _plain_text(rec: dict) -> bool:
+    """Whether every text of a record (of the usual types) is storable:
+    no NUL, none too long (:func:`~triage.ingest.runs.check_text` says why not)."""
+    if not rec["run_id"].strip() or not rec["config"].strip():
+        return False
+    cap = limits.get("text")
+    prov = rec.get("provenance") or {}
+    for v in (*rec.values(), *prov.keys(), *prov.values()):
+        if type(v) is str and ("\x00" in v or len(v) > cap or not storable(v)):
+            return False
+    return True
 
 
 def record_to_input(rec: Any, where: str) -> tuple[Optional[str], RunInput]:
@@ -355,19 +391,59 @@ def record_to_csv(rec: dict, header: list[str]) -> list[str]:
     return out
 
 
+# OWASP's rule against formula injection: a cell that a spreadsheet would read
+# as a formula (= + - @, or a tab or CR first) gets a leading "'"; so does one
+# that already starts with quotes before such a character, so that reading
+# takes exactly one quote off and every text comes back unchanged.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _formula_like(cell: str) -> bool:
+    return cell.lstrip("'").startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(cell)
+
+
+def escape_cell(cell: str) -> str:
+    """A cell as written: ``'`` before one a spreadsheet would run as a formula."""
+    return "'" + cell if _formula_like(cell) else cell
+
+
+def unescape_cell(cell: str) -> str:
+    """The inverse of :func:`escape_cell`."""
+    return cell[1:] if cell.startswith("'") and _formula_like(cell[1:]) else cell
+
+
+def _field_limit() -> int:
+    """The longest cell read: any text the knowledge base accepts, escaped."""
+    return limits.get("text") + 16
+
+
+class _LineFeeds:
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def write(self, row: str) -> Any:
+        return self.out.write(row[:-2] + "\n" if row.endswith("\r\n") else row)
+
+
 def write_csv(records: list[dict], out: Any) -> None:
-    """Write records as CSV (header first) to a text stream."""
+    """Write records as CSV (header first) to a text stream, formula-like
+    cells escaped (:func:`escape_cell`)."""
     header = csv_header(records)
-    w = csv.writer(out, lineterminator="\n")
+    # With "\r\n" as its line end the writer quotes a cell holding a lone CR
+    # (with "\n" it would not, and that cell would not read back); each row's
+    # own line end is then written as "\n".
+    w = csv.writer(_LineFeeds(out), lineterminator="\r\n")
     w.writerow(header)
     for rec in records:
-        w.writerow(record_to_csv(rec, header))
+        w.writerow([escape_cell(c) for c in record_to_csv(rec, header)])
 
 
 def read_csv(lines: Iterable[str], path: str) -> Iterator[tuple[int, dict]]:
     """``(line number, record)`` for each CSV row: the number of the row's
     first line (a cell may hold several)."""
-    reader = csv.reader(lines)
+    csv.field_size_limit(max(csv.field_size_limit(), _field_limit()))
+    reader = csv.reader(lines, strict=True)
     try:
         header = next(reader, None)
     except csv.Error as e:
@@ -409,6 +485,7 @@ def _csv_record(header: list[str], row: list[str], where: str) -> dict:
     for col, cell in zip(header, row):
         if cell == "":
             continue
+        cell = unescape_cell(cell)
         if col.startswith(METRIC):
             name = col[len(METRIC):]
             if name.endswith(N_SUFFIX):

@@ -7,10 +7,58 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Optional
 
+from triage import limits
 from triage.errors import InputError
 from triage.rules.schema import STATUSES
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
+#: The largest sample count (the knowledge base's integers are 32-bit on PostgreSQL).
+MAX_N = 2**31 - 1
+
+
+def check_text(what: str, value: Optional[str], *, required: bool = False) -> Optional[str]:
+    """Text for the knowledge base: no NUL (PostgreSQL cannot store one), at
+    most ``TRIAGE_MAX_TEXT`` characters, and not empty when ``required``."""
+    if value is None:
+        return None
+    if required and not value.strip():
+        raise InputError(f"{what} is empty")
+    if "\x00" in value:
+        raise InputError(f"{what}: a NUL character is not allowed")
+    if not storable(value):
+        raise InputError(f"{what}: not valid Unicode (a lone surrogate)")
+    cap = limits.get("text")
+    if len(value) > cap:
+        raise InputError(f"{what}: {len(value):,} characters, more than {cap:,}; TRIAGE_MAX_TEXT raises the limit")
+    return value
+
+
+def storable(value: str) -> bool:
+    """Whether ``value`` has a UTF-8 form (no lone surrogates)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def proportion_problem(value: float, n: Optional[int], scale: float = 1.0) -> Optional[str]:
+    """What is wrong with a metric value given with a sample count ``n``:
+    it is then a proportion, and must lie in [0, ``scale``]."""
+    if n is not None and not 0.0 <= value <= scale:
+        return f"a proportion (given with n) must lie in [0, {scale:g}], got {value!r}"
+    return None
+
+
+def _finite(value: Any) -> Optional[float]:
+    """``value`` as a finite float, or None (NaN, infinities, ints too big for a float)."""
+    try:
+        v = float(value)
+    except (OverflowError, ValueError, TypeError):
+        return None
+    return v if math.isfinite(v) else None
 
 
 def parse_metric(text: str) -> tuple[str, dict]:
@@ -22,16 +70,21 @@ def parse_metric(text: str) -> tuple[str, dict]:
         raise InputError(hint)
     value_text, slash, n_text = rest.partition("/")
     try:
-        value = float(value_text)
+        float(value_text)
     except ValueError:
         raise InputError(hint) from None
-    if not math.isfinite(value):
+    value = _finite(value_text)
+    if value is None:
         raise InputError(f"--metric {text!r}: the value must be a finite number")
     out: dict[str, Any] = {"value": value}
     if slash:
-        if not n_text.strip().isdigit() or int(n_text) < 1:
-            raise InputError(f"--metric {text!r}: the sample count after '/' must be a whole number ≥ 1")
-        out["n"] = int(n_text)
+        count = n_text.strip()
+        if not count.isdigit() or len(count) > 10 or not 1 <= int(count) <= MAX_N:
+            raise InputError(f"--metric {text!r}: the sample count after '/' must be a whole number from 1 to {MAX_N:,}")
+        out["n"] = int(count)
+    problem = proportion_problem(value, out.get("n"))
+    if problem:
+        raise InputError(f"--metric {text!r}: {problem}")
     return name, out
 
 
@@ -52,7 +105,7 @@ def parse_assignments(items: Iterable[str], flag: str = "--set") -> dict[str, st
         key = key.strip()
         if not sep or not _NAME.match(key):
             raise InputError(f"{flag} {item!r}: expected KEY=VALUE, e.g. image=v0.5.14-rocm720-mi35x-20260626")
-        out[key] = value.strip()
+        out[key] = check_text(f"{flag} {key}", value.strip())  # type: ignore[assignment]
     return out
 
 
@@ -72,12 +125,21 @@ def parse_time(text: Optional[str]) -> Optional[datetime]:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise InputError(f"time {text!r}: expected an ISO 8601 date or date-time, e.g. 2026-06-26T12:00:00Z") from None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+    try:
+        value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    except OverflowError:
+        value = datetime.min.replace(tzinfo=timezone.utc)  # refused just below
+    if not MIN_YEAR <= value.year <= MAX_YEAR:
+        raise InputError(f"time {text!r}: out of range; expected a year from {MIN_YEAR} to {MAX_YEAR} (in UTC)")
+    return value
 
 
-_AGE = re.compile(r"^(\d+)\s*([mhdw])$")
+#: Times outside these years are refused (the edges of the calendar overflow
+#: when a zone is applied, and no CI run happened then).
+MIN_YEAR, MAX_YEAR = 1970, 9998
+
+
+_AGE = re.compile(r"^(\d{1,12})\s*([mhdw])$")
 _AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -85,10 +147,15 @@ def parse_since(text: str, now: datetime) -> datetime:
     """``--since``: an ISO 8601 time, or an age before ``now`` such as ``90m``, ``12h``, ``2d``, ``1w``."""
     age = _AGE.match(text.strip())
     if age:
-        return now - timedelta(**{_AGE_UNITS[age.group(2)]: int(age.group(1))})
+        try:
+            return now - timedelta(**{_AGE_UNITS[age.group(2)]: int(age.group(1))})
+        except OverflowError:
+            raise InputError(f"--since {text!r}: too long ago; give an age within the calendar") from None
     try:
         value = parse_time(text)
-    except InputError:
+    except InputError as e:
+        if "out of range" in e.message:
+            raise InputError(f"--since {e.message}") from None
         value = None
     if value is None:
         raise InputError(f"--since {text!r}: expected last-post, an ISO 8601 time (2026-06-26T12:00Z) "
@@ -111,9 +178,14 @@ def normalise_metrics(raw: Any, where: str) -> dict[str, dict]:
             value, n = v["value"], v.get("n")
         else:
             value, n = v, None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise InputError(f"{where}: metric {name} must be a finite number, got {value!r}")
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise InputError(f"{where}: metric {name}: n must be a whole number ≥ 1, got {n!r}")
-        out[name] = {"value": float(value)} | ({"n": n} if n is not None else {})
+        finite = None if isinstance(value, bool) or not isinstance(value, (int, float)) else _finite(value)
+        if finite is None:
+            shown = repr(value) if not isinstance(value, int) else f"a {len(str(abs(value)))}-digit integer"
+            raise InputError(f"{where}: metric {name} must be a finite number, got {shown}")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N):
+            raise InputError(f"{where}: metric {name}: n must be a whole number from 1 to {MAX_N:,}, got {n!r}")
+        problem = proportion_problem(finite, n)
+        if problem:
+            raise InputError(f"{where}: metric {name}: {problem}")
+        out[name] = {"value": finite} | ({"n": n} if n is not None else {})
     return out

@@ -36,7 +36,7 @@ most of that message).
 
 Matching
 --------
-A regex signature matches when ``re.search`` finds it in the raw line.  A
+A regex signature matches when RE2 finds it in the raw line.  A
 literal signature matches when its normalised text is a substring of the
 normalised line (``how="exact"``, score 100), or else when the fuzzy score is
 at least ``threshold`` (``how="fuzzy"``).  The fuzzy score is rapidfuzz's
@@ -83,10 +83,11 @@ signature's anchor word spelt exactly.  A variant in which that word changed
 overall score would pass; a rule author who expects that writes a regex
 signature.  Exact matches are unaffected: a line whose normalised text
 contains the signature contains its anchor word too.  Lines longer than
-16 KiB are normalised and scored on their first 16 KiB only.  With RE2,
-regex signatures are prefiltered with RE2's syntax (``\\w``, ``\\d``,
-``\\b`` are ASCII there); a regex RE2 cannot compile (look-arounds,
-back-references) gets its own Python ``re`` pass instead.
+16 KiB are normalised and scored on their first 16 KiB only.  Regex
+signatures are always run by RE2 (:mod:`triage.ingest.userregex`: linear
+time; ``\\w``, ``\\d``, ``\\b`` are ASCII there), whatever the engine of the
+prefilter; a regex that needs backtracking (look-arounds, back-references)
+is refused with the reason.
 """
 
 from __future__ import annotations
@@ -94,12 +95,13 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from rapidfuzz import fuzz, process
 
 from triage.errors import InputError
 from triage.ingest.logs import ANSI, Block, LogReader, blocks, hit_lines
+from triage.ingest.userregex import UserRegexError, compile_user
 
 try:  # RE2 runs the prefilter as a DFA; Python's re is the fallback.
     import re2 as _re2
@@ -127,6 +129,11 @@ HAVE_RE2 = _re2 is not None
 
 #: Lines are normalised and fuzzy-scored on this many leading characters.
 MAX_LINE = 16 << 10
+#: A scan keeps this many matching lines, and stops reading when it has them
+#: and its candidates.
+MAX_MATCHES = 10_000
+#: A scan looks at this many error-looking lines for candidates, at most.
+MAX_LOOKED = 100_000
 #: Up to this many anchor words per literal signature.
 ANCHORS_PER_SIGNATURE = 2
 
@@ -428,9 +435,9 @@ class _Literal:
 class _Regex:
     index: int
     spec: SignatureSpec
-    rx: re.Pattern
-    block_rx: re.Pattern  # the same with re.MULTILINE, for block passes
-    in_re2: bool
+    rx: Any  # RE2 (triage.ingest.userregex)
+    block_rx: Any  # the same with (?m), for block passes over bytes
+    in_re2: bool  # part of the combined prefilter
 
 
 def _re2_options(**kw):
@@ -489,6 +496,7 @@ class _Grep:
         self.re2 = None
         self.py_words: re.Pattern | None = None
         self.py_regexes: list[re.Pattern] = []
+        self.user_regexes: list[Any] = []  # RE2, run over a block's bytes
         words = sorted(set(words), key=lambda w: (-len(w), w))
         if engine == "re2":
             parts = []
@@ -498,7 +506,7 @@ class _Grep:
                 if r.in_re2:
                     parts.append("(?:" + _NAMED_GROUP.sub("(?:", r.spec.text) + ")")
                 else:
-                    self.py_regexes.append(r.block_rx)
+                    self.user_regexes.append(r.block_rx)
             parts += ["(?:" + x + ")" for x in extra]
             if parts:
                 try:
@@ -509,38 +517,50 @@ class _Grep:
         if engine == "re":
             if words:
                 self.py_words = re.compile(_trie_pattern(words))
-            self.py_regexes = [r.block_rx for r in regexes] + [re.compile(x, re.MULTILINE) for x in extra]
-        self.empty = self.re2 is None and self.py_words is None and not self.py_regexes
+            self.user_regexes = [r.block_rx for r in regexes]
+            self.py_regexes = [re.compile(x, re.MULTILINE) for x in extra]
+        self.empty = self.re2 is None and self.py_words is None and not self.py_regexes and not self.user_regexes
+        self.fast = self.re2 is not None and self.py_words is None and not self.py_regexes and not self.user_regexes
+        #: Another grep to use from the next block on (a scan that has found
+        #: what it looked for with ``extra`` narrows its search).
+        self.then: Optional["_Grep"] = None
 
     def lines(self, source: Iterable[str] | str | Block) -> Iterator[tuple[int, str]]:
         """Yield ``(line_no, line)`` for every line hit, in order."""
-        if self.empty:
+        if self.empty and self.then is None:
             return
-        fast = self.re2 is not None and self.py_words is None and not self.py_regexes
-        if fast and isinstance(source, LogReader):
+        if isinstance(source, LogReader) and self.fast and (self.then is None or self.then.fast):
             line_no = 1
             for data, end in source.spans():
                 line_no = yield from self._fast(data, end, line_no)
             return
         for block in blocks(source):
-            if fast and block.has_data():
+            g = self.then or self
+            if g.empty:
+                continue
+            if g.fast and block.has_data():
                 data = block.data()
-                yield from self._fast(data, len(data), block.first)
+                yield from g._fast(data, len(data), block.first)
             else:
-                yield from self._general(block)
+                yield from g._general(block)
 
     def _fast(self, data: bytes, n: int, line_no: int) -> Iterator[tuple[int, str]]:
         """One RE2 pass over ``data[:n]``; returns the next block's first line
         number.  Newlines are counted once, up to each hit and then to the end."""
         idx = start = 0
-        for idx, start, stop in hit_lines(self.re2.search, data, b"\n", n):  # type: ignore[union-attr]
+        for idx, start, stop in hit_lines(self._search, data, b"\n", n):
             yield line_no + idx, data[start:stop].decode("utf-8", "replace")
         return line_no + idx + data.count(b"\n", start, n) + 1
 
+    def _search(self, data: bytes, pos: int, end: int) -> Any:
+        """The RE2 search in force: :attr:`then`'s, once set, from the next hit on."""
+        rx = self.then.re2 if self.then is not None else self.re2
+        return None if rx is None else rx.search(data, pos, end)
+
     def _general(self, block: Block) -> Iterator[tuple[int, str]]:
         hits: set[int] = set()
-        if self.re2 is not None:
-            hits.update(i for i, _, _ in hit_lines(self.re2.search, block.data(), b"\n"))
+        for rx in ([self.re2] if self.re2 is not None else []) + self.user_regexes:
+            hits.update(i for i, _, _ in hit_lines(rx.search, block.data(), b"\n"))
         if self.py_words is not None or self.py_regexes:
             text = block.text()
             if self.py_words is not None:
@@ -577,21 +597,14 @@ class Matcher:
         self._regexes: list[_Regex] = []
         for i, spec in enumerate(self.signatures):
             if spec.regex:
-                try:
-                    rx = re.compile(spec.text)
-                    block_rx = re.compile(spec.text, re.MULTILINE)
-                except re.error as e:
+                try:  # a user's pattern: RE2 only (linear time), whatever the engine
+                    rx = compile_user(spec.text)
+                    block_rx = compile_user(spec.text, multiline=True)
+                except UserRegexError as e:
                     raise InputError(f"signature {spec.id}: bad regex: {e}") from None
                 if rx.search("") is not None:
                     raise InputError(f"signature {spec.id}: the regex matches an empty line")
-                in_re2 = False
-                if self.engine == "re2":
-                    try:
-                        _re2.compile(spec.text, _re2_options())
-                        in_re2 = True
-                    except _re2.error:
-                        in_re2 = False
-                self._regexes.append(_Regex(i, spec, rx, block_rx, in_re2))
+                self._regexes.append(_Regex(i, spec, rx, block_rx, self.engine == "re2"))
             else:
                 norm = normalise(spec.text)
                 if not norm:
@@ -621,7 +634,6 @@ class Matcher:
         # Stage two: which anchors / regexes a candidate line holds.
         self._set = None
         self._set_kinds: list[tuple[str, object]] = []
-        self._py_regex_always = [r for r in self._regexes if not r.in_re2]
         if self.engine == "re2" and (self._anchor_list or any(r.in_re2 for r in self._regexes)):
             s = _re2.Set.SearchSet(_re2_options())
             for a in self._anchor_list:
@@ -642,7 +654,7 @@ class Matcher:
     # -- stage two ------------------------------------------------------------
     def _shortlist(self, line: str) -> tuple[set[int], list[_Regex]]:
         lits: set[int] = set()
-        rxs: list[_Regex] = list(self._py_regex_always)
+        rxs: list[_Regex] = []
         if self._set is not None:
             hits = self._set.Match(line.encode("utf-8", "surrogatepass")) or ()
             for h in hits:
@@ -816,16 +828,31 @@ class Scan:
         self.candidates: list[tuple[int, str]] = []
         self._seen: set[str] = set()
         self._cache: dict = {}
+        #: Error-looking lines looked at for candidates, and matches not kept
+        #: past :data:`MAX_MATCHES`.
+        self._looked = 0
+        self.matches_left_out = 0
         extra = [_ERROR_RX_I] if self.limit else []
         if matches:
             self._grep = _Grep(matcher._anchor_list, matcher._regexes, matcher.engine, extra)
         else:
             self._grep = _Grep([], [], matcher.engine, extra)
+        self._narrowed = not self.limit  # no candidates wanted
+
+    def _narrow(self) -> None:
+        """Stop looking for candidates (enough found, or enough lines looked at)."""
+        if not self._narrowed:
+            self._narrowed = True
+            m = self.matcher
+            self._grep.then = _Grep(m._anchor_list if self.want_matches else [],
+                                    m._regexes if self.want_matches else [], m.engine)
 
     @property
     def full(self) -> bool:
-        """Whether there is nothing left to look for (candidates only, all found)."""
-        return not self.want_matches and len(self.candidates) >= self.limit
+        """Whether there is nothing left to look for: candidates all found
+        (or looked for long enough) and no matches wanted (or enough kept)."""
+        done_candidates = len(self.candidates) >= self.limit or self._looked >= MAX_LOOKED
+        return done_candidates and (not self.want_matches or self.matches_left_out > 0)
 
     def feed(self, source: Iterable[str] | str | Block) -> list[Match]:
         """Scan more of the log; returns the matches found in it."""
@@ -837,18 +864,25 @@ class Scan:
             found = best(line, self._cache)
             if found is not None:
                 if self.want_matches:
+                    if len(self.matches) + len(new) >= MAX_MATCHES:
+                        self.matches_left_out += 1
+                        if self.full:
+                            break
+                        continue
                     score, how, spec = found
                     new.append(Match(line_no, line, spec.id, score, how))
                 continue
-            if len(cands) >= limit or not _ERROR_RE.search(line):  # RE2 folds case more widely than re
+            if self._narrowed or not _ERROR_RE.search(line):  # RE2 folds case more widely than re
                 continue
+            self._looked += 1
             key = self.matcher._normalised(line, self._cache)
-            if key in self._seen:
-                continue
-            self._seen.add(key)
-            cands.append((line_no, line))
-            if self.full:
-                break
+            if key not in self._seen:
+                self._seen.add(key)
+                cands.append((line_no, line))
+            if len(cands) >= limit or self._looked >= MAX_LOOKED:
+                self._narrow()
+                if self.full:
+                    break
         self.matches += new
         return new
 

@@ -11,9 +11,11 @@ this order:
 1. the oldest runs of the runs table, down to the newest ``keep_runs``;
 2. the evidence details (the collapsed "all evidence" table) -- and then the
    runs come back, as many as now fit, newest first;
-3. long texts (reasons, titles, readings, warnings) are cut short and long
-   lists (run links in a cell, warnings, bisect evidence) are capped, in a
-   few steps each tighter than the last, again with as many runs as fit;
+3. long texts (reasons, titles, readings, warnings) are cut short, URLs
+   longer than the step's length dropped (never cut), Mermaid diagrams kept
+   whole or dropped whole, and long lists (run links in a cell, warnings,
+   bisect evidence) are capped, in a few steps each tighter than the last,
+   again with as many runs as fit;
 4. a minimal comment: title, gate, the elimination summary without evidence;
 5. as a last resort, the body is cut at a line boundary.
 
@@ -34,7 +36,13 @@ __all__ = ["Fitted", "fit", "KEEP_RUNS"]
 KEEP_RUNS = 20
 # (longest text, run links per cell, warnings, bisect points' runs) per step
 _CAPS = ((300, 10, 50, 10), (120, 3, 10, 3), (60, 1, 3, 1))
-_NO_CUT = frozenset({"marker", "url", "command"})  # never cut: the marker, links, the command
+_NO_CUT = frozenset({"marker", "command"})  # never cut: the marker, the command
+# Mermaid sources are blocks: kept whole, or dropped whole when longer than
+# _BLOCK_TEXTS texts of the step's length; a cut one would not parse.
+_BLOCKS = frozenset({"mermaid", "strip"})
+_BLOCK_TEXTS = 40
+#: URLs longer than this are dropped from a shortened comment (their text stays).
+MAX_URL = 2048
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,7 @@ def fit(
 
     floor = max(0, total - keep_runs)
     stages = [
-        (_Plan(details=True), 1, floor),
+        (_Plan(details=True), 0, floor),  # 0: dropping long URLs alone may do
         (_Plan(details=False), 0, total),
         *((_Plan(details=False, caps=caps), 0, total) for caps in _CAPS),
     ]
@@ -154,6 +162,8 @@ def _render(model: dict, plan: _Plan, render: Callable[[dict], str]) -> Fitted:
     if plan.caps is not None:
         _cap_lists(m, plan.caps, counts)
         m = _cut_texts(m, plan.caps[0], counts)
+    else:  # URLs are bounded at every step: one huge link must not push the runs out
+        m = _cut_texts(m, MAX_URL, counts, only_urls=True)
     if plan.minimal:
         m["hypotheses"] = [{**h, "summary": [], "not_counted": []} for h in m["hypotheses"]]
         m["bisects"], m["suggestions"], m["untested"], m["command"] = [], [], [], None
@@ -215,19 +225,36 @@ def _capped(items: list, cap: int, counts: _Counts, word: str) -> list:
     return items[:cap] + [f"+{len(items) - cap:,} {word}"]
 
 
-def _cut_texts(value: Any, cap: int, counts: _Counts, key: str = "") -> Any:
-    """Every string longer than ``cap`` cut to ``cap`` with an ellipsis."""
+def _cut_texts(value: Any, cap: int, counts: _Counts, key: str = "", only_urls: bool = False) -> Any:
+    """Every string longer than ``cap`` cut to ``cap`` with an ellipsis; a
+    longer URL dropped (a cut one would lead elsewhere: the text stays, without
+    its link); a Mermaid block kept whole or, past ``_BLOCK_TEXTS * cap``, dropped."""
     if key in _NO_CUT:
         return value
+    if key == "url":
+        if isinstance(value, str) and len(value) > cap:
+            counts.texts = True
+            return None
+        return value
+    if isinstance(value, str) and only_urls:
+        return value
+    if key in _BLOCKS:
+        if isinstance(value, str) and len(value) > _BLOCK_TEXTS * cap:
+            counts.items += 1
+            return ""
+        return value
+    if key == "chart" and isinstance(value, dict):
+        chart = _cut_texts(value, cap, counts, only_urls=only_urls)
+        return chart if chart.get("mermaid") else None
     if isinstance(value, str):
         if len(value) <= cap:
             return value
         counts.texts = True
         return value[: cap - 1].rstrip() + "…"
     if isinstance(value, dict):
-        return {k: _cut_texts(v, cap, counts, k) for k, v in value.items()}
+        return {k: _cut_texts(v, cap, counts, k, only_urls) for k, v in value.items()}
     if isinstance(value, list):
-        return [_cut_texts(v, cap, counts, key) for v in value]
+        return [_cut_texts(v, cap, counts, key, only_urls) for v in value]
     return value
 
 

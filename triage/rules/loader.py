@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
+from triage import limits
 from triage.errors import InputError, Problem, RuleFileError
 from triage.rules.schema import Condition, RuleFile, Selector
 
@@ -61,6 +62,15 @@ class _Positions:
     def __init__(self) -> None:
         self.values: dict[Path_, tuple[int, int]] = {}
         self.keys: dict[Path_, tuple[int, int]] = {}
+        # The budget: aliases repeat what they name, so a few hundred bytes
+        # can stand for billions of values ("billion laughs").
+        self.left = limits.get("yaml_nodes")
+        self.depth = limits.get("yaml_depth")
+
+
+class _TooBig(Exception):
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
 
 
 def _mark(node: yaml.Node) -> tuple[int, int]:
@@ -68,6 +78,15 @@ def _mark(node: yaml.Node) -> tuple[int, int]:
 
 
 def _build(node: yaml.Node, path: Path_, pos: _Positions, problems: list, fname: str, loader) -> Any:
+    pos.left -= 1
+    if pos.left < 0:
+        line, col = _mark(node)
+        raise _TooBig(Problem(fname, line, col, f"the file expands to more than {limits.get('yaml_nodes'):,} values "
+                              "(YAML aliases repeat what they name); TRIAGE_MAX_YAML_NODES raises the limit"))
+    if len(path) > pos.depth:
+        line, col = _mark(node)
+        raise _TooBig(Problem(fname, line, col, f"nested deeper than {pos.depth} levels; "
+                              "TRIAGE_MAX_YAML_DEPTH raises the limit"))
     pos.values[path] = _mark(node)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
@@ -90,7 +109,11 @@ def _build(node: yaml.Node, path: Path_, pos: _Positions, problems: list, fname:
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_build(v, path + (i,), pos, problems, fname, loader) for i, v in enumerate(node.value)]
-    return loader.construct_object(node)
+    value = loader.construct_object(node)
+    if isinstance(value, str) and "\x00" in value:
+        line, col = _mark(node)
+        problems.append(Problem(fname, line, col, "a NUL character is not allowed"))
+    return value
 
 
 def parse_yaml(text: str, fname: str) -> tuple[Any, _Positions, list[Problem]]:
@@ -110,6 +133,8 @@ def parse_yaml(text: str, fname: str) -> tuple[Any, _Positions, list[Problem]]:
         return None, pos, [Problem(fname, line, col, f"YAML syntax: {what}")]
     except yaml.YAMLError as e:
         return None, pos, [Problem(fname, 1, 1, f"YAML syntax: {e}")]
+    except _TooBig as e:
+        return None, pos, [e.problem]
     finally:
         loader.dispose()
     return data, pos, problems
@@ -124,6 +149,7 @@ _EXPECT = {
     "tuple_type": "a list",
     "float_type": "a number",
     "float_parsing": "a number",
+    "finite_number": "a finite number",
     "int_type": "a whole number",
     "int_parsing": "a whole number",
     "int_from_float": "a whole number",

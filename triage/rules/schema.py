@@ -38,8 +38,15 @@ def verdict_word(value: str, message: str) -> str:
     return THEN_ALIASES[value]
 
 
+#: The largest PR number, sample count or run count a file may give (the
+#: knowledge base stores them as 32-bit integers on PostgreSQL).
+MAX_INT = 2**31 - 1
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    # NaN and infinities are refused everywhere: `gate: .nan` would silently
+    # change every verdict.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, allow_inf_nan=False)
 
 
 Scalar = Union[str, int, float, bool]
@@ -79,10 +86,10 @@ class Condition(Selector):
     same_as: Optional[Union[str, Selector]] = None
     differs_from: Optional[Union[str, Selector]] = None
     recovers: Optional[bool] = None
-    min_runs: Optional[int] = Field(default=None, ge=1)
+    min_runs: Optional[int] = Field(default=None, ge=1, le=MAX_INT)
     # Counting: the selected valid runs (`count`), or their distinct values of a
     # provenance key (`distinct` with `at_least`).
-    count: Optional[int] = Field(default=None, ge=1)
+    count: Optional[int] = Field(default=None, ge=1, le=MAX_INT)
     distinct: Optional[str] = None
     # Over a bisect's state (evaluated after the bisects).
     bisect: Optional[str] = None
@@ -150,7 +157,7 @@ class Reference(Strict):
     config: Optional[str] = None
     run: Optional[str] = None
     value: Optional[float] = None
-    n: Optional[int] = Field(default=None, ge=1)
+    n: Optional[int] = Field(default=None, ge=1, le=MAX_INT)
     note: Optional[str] = None
 
     @field_validator("run", mode="before")
@@ -207,7 +214,7 @@ class MatchSpec(Strict):
 class InvestigationSpec(Strict):
     id: str = Field(pattern=ID_RE)
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-    pr: int = Field(ge=1)
+    pr: int = Field(ge=1, le=MAX_INT)
     title: str
     metric: str
     direction: Literal["higher", "lower"] = "higher"
@@ -295,6 +302,15 @@ class RuleSpec(Strict):
     because: Optional[str] = None
     supersedes: list[str] = []
 
+    @field_validator("because")
+    @classmethod
+    def _because(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and ("{{" in v or "{%" in v):
+            from triage.render.env import check_template
+
+            check_template(v)  # within the output and time limits
+        return v
+
     @field_validator("then")
     @classmethod
     def _then(cls, v: str) -> str:
@@ -371,10 +387,14 @@ class SignatureSpecModel(Strict):
     @model_validator(mode="after")
     def _regex(self) -> "SignatureSpecModel":
         if self.regex:
+            from triage.ingest.userregex import UserRegexError, compile_user
+
             try:
-                re.compile(self.text)
-            except re.error as e:
+                rx = compile_user(self.text)
+            except UserRegexError as e:
                 raise ValueError(f"bad regex: {e}") from None
+            if rx.search("") is not None:
+                raise ValueError("the regex matches an empty line")
         return self
 
 
@@ -385,16 +405,18 @@ class ExtractorSpec(Strict):
     provenance: Optional[str] = None
     status: Optional[Union[str, dict[str, str]]] = None
     pick: Literal["first", "last"] = "last"
-    n: Optional[int] = Field(default=None, ge=1)  # sample count for a metric, when the log does not say
+    n: Optional[int] = Field(default=None, ge=1, le=MAX_INT)  # sample count for a metric, when the log does not say
 
     @model_validator(mode="after")
     def _kind(self) -> "ExtractorSpec":
         kinds = [k for k in ("metric", "provenance", "status") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError("an extractor reads exactly one of metric, provenance or status")
+        from triage.ingest.userregex import UserRegexError, compile_user
+
         try:
-            rx = re.compile(self.pattern)
-        except re.error as e:
+            rx = compile_user(self.pattern)
+        except UserRegexError as e:
             raise ValueError(f"bad pattern: {e}") from None
         if kinds[0] != "status" or isinstance(self.status, dict):
             if "value" not in rx.groupindex:

@@ -1,0 +1,45 @@
+"""Rule-file templates (because:) render within output and time limits."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from triage.errors import InputError
+from triage.render.env import render_string
+
+VALUES = {"value": "0.500", "gate": "0.900", "ref": {}, "runs": []}
+
+
+def test_ordinary_templates_render():
+    assert render_string("c1 scored {{ value }} vs {{ gate }}", VALUES) == "c1 scored 0.500 vs 0.900"
+    assert render_string("{{ '%.1f'|format(0.25) }} {{ 'ab' * 3 }} {{ value|upper }}", VALUES) == "0.2 ababab 0.500"
+    assert render_string("{{ nope }}", VALUES).endswith("[template error: 'nope' is undefined]")
+
+
+@pytest.mark.parametrize("template, why", [
+    ("{{ 'x'*3000000000 }}", "would make a value of 3,000,000,000 characters"),
+    ("{{ [1]*100000000 }}", "would make a value of 100,000,000 characters"),
+    ("{{ 'x'|center(1000000000) }}", "a call with the number 1,000,000,000 is refused"),
+    ("{{ 'x'.ljust(1000000000) }}", "a call with the number 1,000,000,000 is refused"),
+    ("{{ '%999999999d'|format(1) }}", "a format width over the output limit is refused"),
+    ("{{ '{:>999999999}'.format(1) }}", "a format width over the output limit is refused"),
+    ("{{ 2**100000000 }}", "** 100000000 is too large a power"),
+    ("{% for a in range(99999) %}{{ 'xxxxxxxxxx' }}{% endfor %}", "renders more than 100,000 characters"),
+])
+def test_a_template_past_a_limit_is_an_input_error(template, why):
+    start = time.perf_counter()
+    with pytest.raises(InputError) as e:
+        render_string(template, VALUES)
+    assert why in e.value.message and "TRIAGE_MAX_TEMPLATE_OUTPUT" in e.value.message
+    assert time.perf_counter() - start < 1.0
+
+
+def test_a_template_past_the_time_limit_is_stopped(monkeypatch):
+    monkeypatch.setenv("TRIAGE_MAX_TEMPLATE_SECONDS", "0.3")
+    start = time.perf_counter()
+    with pytest.raises(InputError) as e:
+        render_string("{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}", VALUES)
+    assert "took more than 0.3 s" in e.value.message
+    assert time.perf_counter() - start < 2.0
