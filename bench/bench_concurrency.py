@@ -79,7 +79,7 @@ def counts(db: str) -> tuple[int, int]:
 
 def prepare(db: str) -> None:
     """Create the knowledge base and load the rules once, before the crowd."""
-    r = triage(db, "runs", "list", "--pr", PR)
+    r = triage(db, "import", os.devnull)  # a new knowledge base, with the rules loaded
     if r.returncode != 0:
         raise SystemExit(f"cannot prepare {db}: {r.stderr.strip()}")
 
