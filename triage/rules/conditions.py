@@ -148,10 +148,11 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
 
     def describe(c: stats.Comparison, rlabel: str) -> str:
         head = f"{label} {fmt(m.value)} vs {rlabel}: Δ {fmt_delta(c.delta)}"
+        what = "tolerance" if c.method == "tolerance" else "noise"
         if c.outcome is Outcome.SAME:
-            return f"{head}, within {'noise' if c.band is not None else 'tolerance'} ({c.noise})"
+            return f"{head}, within {what} ({c.noise})"
         if c.outcome is Outcome.DIFFERENT:
-            return f"{head}, beyond {'noise' if c.band is not None else 'tolerance'} ({c.noise})"
+            return f"{head}, beyond {what} ({c.noise})"
         return f"{head}, can't tell ({c.noise})"
 
     def same(target: Any, want_same: bool) -> Result:
