@@ -513,13 +513,15 @@ def check(
 
     Exits 0 when all are valid, 2 when any is not (nothing is loaded then).
     """
-    from triage.rules.loader import load_rules
+    from triage.rules.loader import direction_warnings, load_rules
 
     targets = [str(p) for p in paths] if paths else _rule_paths()
     if not targets:
         raise InputError("no rule files: give paths, --rules, or create ./rules")
     ruleset = load_rules(targets)
     for f in ruleset.files:
+        for w in direction_warnings(f):
+            typer.echo(str(w), err=True)
         spec = f.spec
         what = []
         if spec.investigation:

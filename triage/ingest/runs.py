@@ -14,7 +14,10 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
 
 
 def parse_metric(text: str) -> tuple[str, dict]:
-    """``gsm8k=0.878`` or ``gsm8k=0.878/1319`` -> ("gsm8k", {"value": .878, "n": 1319})."""
+    """``gsm8k=0.878`` or ``gsm8k=0.878/1319`` -> ("gsm8k", {"value": .878, "n": 1319}).
+
+    ``fail_rate=3/20`` is a count: 3 of 20 iterations failed -> {"value": 0.15, "n": 20}.
+    """
     hint = f"--metric {text!r}: expected NAME=VALUE or NAME=VALUE/N, e.g. gsm8k=0.878/1319"
     name, sep, rest = text.partition("=")
     name = name.strip()
@@ -32,6 +35,10 @@ def parse_metric(text: str) -> tuple[str, dict]:
         if not n_text.strip().isdigit() or int(n_text) < 1:
             raise InputError(f"--metric {text!r}: the sample count after '/' must be a whole number ≥ 1")
         out["n"] = int(n_text)
+        if name == "fail_rate":  # counts: fail_rate=3/20 is 3 of 20 iterations failed
+            if not value.is_integer() or not 0 <= value <= out["n"]:
+                raise InputError(f"--metric {text!r}: fail_rate=K/N needs a whole K from 0 to N failed")
+            out["value"] = value / out["n"]
     return name, out
 
 

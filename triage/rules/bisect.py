@@ -65,7 +65,8 @@ def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) ->
         if res.needed:
             numbers += "; would be decided by " + " and ".join(res.needed)
         return PointState(label, "unknown", tuple(res.runs), numbers, value, tuple(res.needed))
-    why = skipped_text or "; ".join(f"{r.run_id} has no {_bisect_metric(b, ctx)}" for r in valid) or "no value"
+    why = (skipped_text or "; ".join(dict.fromkeys(res.parts))
+           or "; ".join(f"{r.run_id} has no {_bisect_metric(b, ctx)}" for r in valid) or "no value")
     return PointState(label, "skipped", tuple(r.key for r in runs), why)
 
 

@@ -141,6 +141,7 @@ def evaluate(inv: Investigation) -> Evaluation:
     for c in confounds:
         warnings.append(Warning_("confound", c.message(ctx)))
     warnings += repeats_disagree(ctx)
+    warnings += [Warning_("noise", w) for w in ctx.warnings]
     for r in inv.runs:
         why = ctx.invalid_reason(r)
         if why is not None:

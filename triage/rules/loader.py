@@ -375,6 +375,27 @@ def check_file(f: LoadedFile) -> list[Problem]:
     return problems
 
 
+def direction_warnings(f: LoadedFile) -> list[Problem]:
+    """A bisect's `good_when` whose literal threshold points the wrong way for its metric's direction
+    (`at_least` when lower is better, `below` when higher is better): valid, but likely copied."""
+    inv = f.spec.investigation
+    out: list[Problem] = []
+    if inv is None:
+        return out
+    for i, b in enumerate(f.spec.bisects):
+        for c, p in _conditions(b.good_when, ("bisects", i, "good_when")):
+            metric = c.metric or inv.metric
+            settings = inv.metrics.get(metric)
+            direction = (settings.direction if settings else None) or inv.direction
+            wrong = "at_least" if direction == "lower" else "below"
+            if getattr(c, wrong) is not None:
+                line, col = f.where(p + (wrong,), key=True)
+                out.append(Problem(f.path, line, col, (
+                    f"warning: good_when {wrong} on {metric}, where {direction} is better: a good point would "
+                    f"read as bad; use passes: (direction-aware) or {'below' if wrong == 'at_least' else 'at_least'}:")))
+    return out
+
+
 @dataclass
 class RuleSet:
     files: list[LoadedFile]

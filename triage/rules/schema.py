@@ -79,6 +79,13 @@ class Condition(Selector):
     same_as: Optional[Union[str, Selector]] = None
     differs_from: Optional[Union[str, Selector]] = None
     recovers: Optional[bool] = None
+    # Direction-aware, noise-aware: better or worse for the metric's direction.
+    passes: Optional[Bound] = None
+    fails: Optional[Bound] = None
+    better_than: Optional[Union[str, Selector]] = None
+    worse_than: Optional[Union[str, Selector]] = None
+    no_worse_than: Optional[Union[str, Selector]] = None
+    margin: Optional[Union[str, float]] = None  # the difference that matters: 5 or "2%"
     min_runs: Optional[int] = Field(default=None, ge=1)
     all: Optional[list["Condition"]] = None
     any: Optional[list["Condition"]] = None
@@ -92,6 +99,11 @@ class Condition(Selector):
                 raise ValueError(f"unknown status {s!r}; expected one of {', '.join(STATUSES)}")
         return v
 
+    @field_validator("margin")
+    @classmethod
+    def _margin(cls, v: Any) -> Any:
+        return _amount(v, "margin")
+
     @model_validator(mode="after")
     def _not_empty(self) -> "Condition":
         if not self.model_fields_set:
@@ -101,7 +113,8 @@ class Condition(Selector):
     def comparisons(self) -> list[str]:
         return [
             k
-            for k in ("at_least", "below", "between", "same_as", "differs_from", "recovers")
+            for k in ("at_least", "below", "between", "same_as", "differs_from", "recovers", "passes", "fails",
+                      "better_than", "worse_than", "no_worse_than")
             if getattr(self, k) is not None
         ]
 
@@ -110,7 +123,7 @@ Prediction = Union[Literal["recovers", "same_as_bad", "unchanged"], Condition]
 
 
 class Reference(Strict):
-    """A named reference: a config's newest valid run, one run, or a number."""
+    """A named reference: a config's valid runs (pooled), one run, or a number."""
 
     config: Optional[str] = None
     run: Optional[str] = None
@@ -133,6 +146,33 @@ class Reference(Strict):
         return self
 
 
+def _amount(v: Any, what: str) -> Any:
+    """Check a number or a percentage (a tolerance, a margin, a noise)."""
+    if v is None:
+        return v
+    from triage.rules.stats import Tolerance
+
+    try:
+        Tolerance.parse(v)
+    except ValueError as e:
+        raise ValueError(str(e).replace("tolerance", what)) from None
+    return v
+
+
+class MetricSpec(Strict):
+    """Per-metric settings: which way is better, its known noise, its size, its scale."""
+
+    direction: Optional[Literal["higher", "lower"]] = None  # default: the investigation's
+    noise: Optional[Union[str, float]] = None  # run-to-run SD of one run: 3.1 or "0.8%"
+    n_max: Optional[int] = Field(default=None, ge=1)  # the benchmark's size (GSM8K: 1319)
+    scale: Optional[float] = Field(default=None, gt=0)  # a proportion's full scale: 1 or 100
+
+    @field_validator("noise")
+    @classmethod
+    def _noise(cls, v: Any) -> Any:
+        return _amount(v, "noise")
+
+
 class InvestigationSpec(Strict):
     id: str = Field(pattern=ID_RE)
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -144,6 +184,7 @@ class InvestigationSpec(Strict):
     tolerance: Optional[Union[str, float]] = None
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     references: dict[str, Reference] = {}
+    metrics: dict[str, MetricSpec] = {}
     base: Optional[str] = None
     config_prefix: Optional[str] = None
     summary: Optional[str] = None
@@ -156,12 +197,7 @@ class InvestigationSpec(Strict):
     @field_validator("tolerance")
     @classmethod
     def _tolerance(cls, v: Any) -> Any:
-        if v is None:
-            return v
-        from triage.rules.stats import Tolerance
-
-        Tolerance.parse(v)
-        return v
+        return _amount(v, "tolerance")
 
     @field_validator("references")
     @classmethod
