@@ -323,3 +323,12 @@ def test_advice_beyond_the_benchmark_size():
     (needed,) = item.needed
     assert "repeats of the full benchmark" in needed and "beyond its 1,319" in needed
     assert not needed.startswith("n ≥")
+
+
+def test_suggestion_advice_within_the_benchmark_size():
+    base = GSM.replace("rules:\n  - {id: close, hypothesis: h, when: {config: x, same_as: good, margin: 0.002}, then: supports}\n",
+                       "recipes:\n  - {id: x, tests: [h], predicts: {h: {same_as: good, margin: 0.002}}}\n")
+    ev = evaluate(inv(base, runs=[run("1", "x", {"gsm8k": (0.943, 1319)})]))
+    (s,) = ev.suggestions
+    assert "repeats of the full benchmark" in s.advice
+    assert "re-run with n ≥" not in s.advice

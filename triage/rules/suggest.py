@@ -99,9 +99,11 @@ def _sample_advice(state: RecipeState, ctx: Context) -> str:
     decides them all."""
     runs = [r for r in ctx.by_config.get(state.recipe, []) if r.key in state.valid]
     metric = ctx.spec.metric
-    ns = [int(x.replace(",", "")) for need in state.needed for x in re.findall(r"n ≥ ([\d,]+)", need)]
-    ks = [int(x) for need in state.needed for x in re.findall(r"≥ (\d+) repeats", need)]
-    bits = []
+    beyond = [need for need in state.needed if "full benchmark" in need]  # already advice (a metric's n_max)
+    needs = [need for need in state.needed if need not in beyond]
+    ns = [int(x.replace(",", "")) for need in needs for x in re.findall(r"n ≥ ([\d,]+)", need)]
+    ks = [int(x) for need in needs for x in re.findall(r"≥ (\d+) repeats", need)]
+    bits = beyond[:1]
     if ns:
         have = sorted({r.metrics[metric][1] for r in runs if metric in r.metrics and r.metrics[metric][1]})
         had = f" (it had n={', '.join(str(x) for x in have)})" if have else ""
