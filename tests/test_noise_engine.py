@@ -332,3 +332,9 @@ def test_suggestion_advice_within_the_benchmark_size():
     (s,) = ev.suggestions
     assert "repeats of the full benchmark" in s.advice
     assert "re-run with n ≥" not in s.advice
+
+
+def test_a_reading_without_any_noise_still_says_something():
+    base = LATENCY.replace("  gate: 1480\n", "")
+    ev = evaluate(inv(base, runs=[run("1", "main", {"wall_s": 1486.9}), run("2", "main", {"wall_s": 1486.7})]))
+    assert ev.readings["1/main"] == "nearest bad (Δ -0.100, no noise known)"

@@ -25,6 +25,7 @@ def reading(run: RunRec, ctx: Context) -> str:
     m = ctx.measure([run], metric)
     assert m is not None
     bits = []
+    exact = []
     for name in ("bad", "good"):
         ref, _ = ctx.refs.get(name, (None, ""))
         if ref is None:
@@ -32,6 +33,11 @@ def reading(run: RunRec, ctx: Context) -> str:
         c = stats.compare(m, ref, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.outcome is Outcome.SAME:
             bits.append(f"≈ {name}")
+        elif c.method == "exact":
+            exact.append((abs(c.delta), name, c.delta))
+    if not bits and exact:  # no noise known: say which reference it is nearest, rather than nothing
+        _, name, delta = min(exact)
+        bits.append(f"nearest {name} (Δ {stats.fmt_delta(delta)}, no noise known)")
     if ctx.spec.gate is not None:
         passes = m.value >= ctx.spec.gate if ctx.spec.direction == "higher" else m.value <= ctx.spec.gate
         bits.append("passes gate" if passes else "fails gate")
