@@ -338,3 +338,27 @@ def test_a_reading_without_any_noise_still_says_something():
     base = LATENCY.replace("  gate: 1480\n", "")
     ev = evaluate(inv(base, runs=[run("1", "main", {"wall_s": 1486.9}), run("2", "main", {"wall_s": 1486.7})]))
     assert ev.readings["1/main"] == "nearest bad (Δ -0.100, no noise known)"
+
+
+def test_check_refuses_unknown_references_in_direction_words(tmp_path):
+    import pytest
+
+    from triage.errors import RuleFileError
+    from triage.rules.loader import load_rules
+
+    path = tmp_path / "lat.yaml"
+    path.write_text(textwrap.dedent(LATENCY) + "rules:\n  - {id: r, hypothesis: cache, when: {better_than: fast}, then: supports}\n"
+                    "  - {id: s, hypothesis: cache, when: {passes: fastest}, then: supports}\n")
+    with pytest.raises(RuleFileError) as e:
+        load_rules([path])
+    text = str(e.value)
+    assert "unknown reference 'fast'" in text and "unknown reference 'fastest'" in text
+
+
+def test_repeats_that_disagree_beyond_the_declared_noise_are_warned_about():
+    base = LATENCY.replace("  gate: 1480\n", "  gate: 1480\n  metrics: {wall_s: {noise: 3}}\n")
+    agree = [run("1", "main", {"wall_s": 1486.0}), run("2", "main", {"wall_s": 1487.4})]
+    assert not [w for w in evaluate(inv(base, runs=agree)).warnings if w.kind == "repeats"]
+    wild = [run("1", "main", {"wall_s": 1470.0}), run("2", "main", {"wall_s": 1500.0})]
+    (w,) = [w for w in evaluate(inv(base, runs=wild)).warnings if w.kind == "repeats"]
+    assert "from run noise ±3.000 SD" in w.message

@@ -309,11 +309,11 @@ def check_file(f: LoadedFile) -> list[Problem]:
 
     def check_condition(cond: Condition, path: Path_) -> None:
         for c, p in _conditions(cond, path):
-            for key in ("same_as", "differs_from"):
+            for key in ("same_as", "differs_from", "better_than", "worse_than", "no_worse_than"):
                 target = getattr(c, key)
                 if isinstance(target, str) and target not in refs:
                     problem(p + (key,), f"unknown reference {target!r}; define it under investigation.references")
-            for key in ("at_least", "below"):
+            for key in ("at_least", "below", "passes", "fails"):
                 bound = getattr(c, key)
                 check_bound(bound, p + (key,))
             if c.between is not None:
