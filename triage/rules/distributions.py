@@ -8,6 +8,7 @@ proportions, and Fisher's exact test.  The tests check them against scipy.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from typing import Callable
@@ -184,6 +185,7 @@ def _log_choose(n: int, k: int) -> float:
     return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
+@functools.lru_cache(maxsize=4096)
 def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float:
     """Two-sided p-value of Fisher's exact test for k1/n1 against k2/n2.
 

@@ -339,19 +339,31 @@ def compare(
     c = _pooled(a, b, margin, tolerance, confidence)
     if c.outcome is not Outcome.DIFFERENT and (a.runs > 1 or b.runs > 1):
         # Runs that each alone reach one decision keep it when pooled.
-        singles = [
-            _pooled(replace(a, value=x, repeats=()), replace(b, value=y, repeats=()), margin, tolerance, confidence)
-            for x in a.values
-            for y in b.values
-        ]
-        outcomes = {s.outcome for s in singles}
-        if outcomes == {Outcome.DIFFERENT} and len({s.delta > 0 for s in singles}) == 1:
-            return replace(c, outcome=Outcome.DIFFERENT, needed=None,
-                           noise=f"{c.noise}; each run alone differs ({singles[0].noise})")
-        if c.outcome is Outcome.CANT_TELL and outcomes == {Outcome.SAME}:
-            return replace(c, outcome=Outcome.SAME, needed=None,
-                           noise=f"{c.noise}; each run alone is within noise ({singles[0].noise})")
+        singles = _singles(a, b, margin, tolerance, confidence)
+        if singles is not None:
+            first = singles[0]
+            if first.outcome is Outcome.DIFFERENT:
+                return replace(c, outcome=Outcome.DIFFERENT, needed=None,
+                               noise=f"{c.noise}; each run alone differs ({first.noise})")
+            if c.outcome is Outcome.CANT_TELL and first.outcome is Outcome.SAME:
+                return replace(c, outcome=Outcome.SAME, needed=None,
+                               noise=f"{c.noise}; each run alone is within noise ({first.noise})")
     return c
+
+
+def _singles(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None,
+             confidence: float) -> list[Comparison] | None:
+    """Each pair of single runs compared, when they all agree (same outcome, same sign); else None."""
+    out: list[Comparison] = []
+    for x in dict.fromkeys(a.values):
+        for y in dict.fromkeys(b.values):
+            s = _pooled(replace(a, value=x, repeats=()), replace(b, value=y, repeats=()), margin, tolerance,
+                        confidence)
+            if s.outcome is Outcome.CANT_TELL or (out and (s.outcome is not out[0].outcome or (
+                    s.outcome is Outcome.DIFFERENT and (s.delta > 0) != (out[0].delta > 0)))):
+                return None
+            out.append(s)
+    return out
 
 
 def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None,
