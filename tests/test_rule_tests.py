@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 def test_bundled_rule_tests_pass(cli, rules_dir):
     r = cli("test")
     assert r.code == 0, r.out + r.err
-    assert r.out.strip().endswith("5 passed, 0 failed")
+    assert r.out.strip().endswith("9 passed, 0 failed")  # both bundled investigations
     assert not Path("kb.sqlite").exists()  # nothing touches the knowledge base
 
 
