@@ -146,7 +146,7 @@ def test_unknown_flag_and_missing_option_are_usage_errors(cli, seeded):
 def test_unknown_pr_says_which_exist(cli, seeded):
     r = cli("report", "--pr", "1")
     assert r.code == 3  # not a mistake in the input: a workflow tells "not ours" by it
-    assert "no investigation for PR 1. Known: sgl-project/sglang#30433." in r.err
+    assert "no investigation for PR 1. Known: example/llm-serve#128, sgl-project/sglang#30433." in r.err
 
 
 def test_new_run_needs_a_status(cli, seeded):

@@ -51,8 +51,10 @@ def test_nothing_lost_everything_one_click_away(cli, seeded):
     for run_id in ("28903343346", "28907609511", "bisect-step2", "decodemeta-3", "29042114884", "pr31063-mitigation"):
         assert run_id in text
     # the numbers behind a ruled-out row and behind a confirmed one
-    assert "1p1d-aiterdecode 0.879 vs good 0.944: Δ -0.065, beyond noise (±0.022 at n=1319)" in text
-    assert "1p1d-pinned 0.939 vs good 0.944: Δ -0.005, within noise (±0.018 at n=1319)" in text
+    # (the sample count is said once, in the runs table's header)
+    assert "gsm8k (n=1319)" in text and "at n=1319" not in text
+    assert "1p1d-aiterdecode 0.879 vs good 0.944: Δ -0.065, beyond noise (±0.022, Fisher p < 0.001)" in text
+    assert "1p1d-pinned 0.939 vs good 0.944: Δ -0.005, within noise (±0.018, Fisher p = 0.68)" in text
     # superseded evidence stays
     assert "warmup probe (seq_len 6→9)" in text
     # each run link points to its run, its URL written once

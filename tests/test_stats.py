@@ -153,66 +153,93 @@ def test_tolerance_parse_errors(bad: object) -> None:
         Tolerance.parse(bad)  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------- compare: binomial
+# ---------------------------------------------------------------- compare: proportions
 
 
-def test_binomial_same() -> None:
+def wilson_half(p: float, n: int) -> float:
+    z2 = Z * Z
+    return Z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+
+
+def newcombe_half(p1: float, n1: int, p2: float, n2: int) -> float:
+    def bounds(p: float, n: int) -> tuple[float, float]:
+        centre = (p + Z * Z / (2 * n)) / (1 + Z * Z / n)
+        return centre - wilson_half(p, n), centre + wilson_half(p, n)
+
+    (l1, u1), (l2, u2) = bounds(p1, n1), bounds(p2, n2)
+    lo = math.hypot(p1 - l1, u2 - p2)
+    hi = math.hypot(u1 - p1, p2 - l2)
+    return (lo + hi) / 2
+
+
+def test_two_proportions_same() -> None:
     c = compare(Measure(0.879, 1319), Measure(0.878, 1319), margin=0.033)
-    expected = 1.96 * math.sqrt(0.879 * 0.121 / 1319 + 0.878 * 0.122 / 1319)  # ~0.0250
-    assert c.method == "binomial"
-    assert c.band == pytest.approx(expected, rel=1e-3)
-    assert c.band == pytest.approx(0.02493, abs=1e-5)
+    assert c.method == "fisher"
+    assert c.band == pytest.approx(newcombe_half(0.879, 1319, 0.878, 1319), rel=1e-12)
+    assert c.band == pytest.approx(binomial_band((0.879, 1319), (0.878, 1319)), abs=3e-4)  # ≈ Wald at this n
     assert c.outcome is Outcome.SAME
     assert c.delta == pytest.approx(0.001)
     assert c.margin == 0.033
-    assert c.noise == "±0.025 at n=1319"
+    assert c.p is not None and c.p > 0.9
+    assert c.noise == f"±0.025 at n=1319, Fisher p = {c.p:.2g}"
     assert c.needed is None
 
 
-def test_binomial_different() -> None:
+def test_two_proportions_different() -> None:
     c = compare(Measure(0.879, 1319), Measure(0.944, 1319), margin=0.033)
     assert c.outcome is Outcome.DIFFERENT
-    assert c.band == pytest.approx(binomial_band((0.879, 1319), (0.944, 1319)))
-    assert c.delta == pytest.approx(-0.065)
+    assert c.p is not None and c.p < 0.001 and c.noise.endswith("Fisher p < 0.001")
+    assert c.lo is not None and c.hi is not None and c.lo < c.delta < c.hi < 0
 
 
-def test_binomial_cant_tell_and_needed_n_decides() -> None:
+def test_two_proportions_cant_tell_and_needed_n_decides() -> None:
     a, b = Measure(0.90, 200), Measure(0.878, 200)
     c = compare(a, b, margin=0.033)
-    assert c.band == pytest.approx(binomial_band((0.90, 200), (0.878, 200)))
-    assert c.band == pytest.approx(0.06153, abs=1e-5)
+    assert c.band == pytest.approx(newcombe_half(0.90, 200, 0.878, 200), rel=1e-12)
     assert c.outcome is Outcome.CANT_TELL
-    # n = ceil(q^2 (p1(1-p1) + p2(1-p2)) / margin^2) = ceil(695.3) = 696
-    n = math.ceil(Z**2 * (0.90 * 0.10 + 0.878 * 0.122) / 0.033**2)
-    assert n == 696
-    assert c.needed == "n ≥ 696 per run"
-    bigger = compare(Measure(0.90, n), Measure(0.878, n), margin=0.033)
-    assert bigger.outcome is not Outcome.CANT_TELL
-    assert bigger.outcome is Outcome.SAME
-    smaller = compare(Measure(0.90, n - 1), Measure(0.878, n - 1), margin=0.033)
-    assert smaller.outcome is Outcome.CANT_TELL
+    n = int(c.needed.removeprefix("n ≥ ").removesuffix(" per run").replace(",", ""))
+    assert newcombe_half(0.90, n, 0.878, n) <= 0.033 < newcombe_half(0.90, n - 1, 0.878, n - 1)
+    assert compare(Measure(0.90, n), Measure(0.878, n), margin=0.033).outcome is Outcome.SAME
+    assert compare(Measure(0.90, n - 1), Measure(0.878, n - 1), margin=0.033).outcome is Outcome.CANT_TELL
 
 
-def test_binomial_needed_uses_thousands_separator() -> None:
+def test_needed_n_uses_thousands_separator() -> None:
     c = compare(Measure(0.90, 1319), Measure(0.89, 1319), margin=0.01)
-    n = math.ceil(Z**2 * (0.90 * 0.10 + 0.89 * 0.11) / 0.01**2)  # ceil(7218.1)
     assert c.outcome is Outcome.CANT_TELL
-    assert c.needed == f"n ≥ {n:,} per run" and "," in c.needed
+    assert c.needed is not None and "," in c.needed
 
 
-def test_binomial_mixed_n_and_fixed_reference() -> None:
+def test_proportion_against_a_fixed_number_is_wilson() -> None:
     c = compare(Measure(0.90, 1319), Measure(0.878, 200))
-    assert c.noise.endswith("at n=1319+200")
-    assert c.band == pytest.approx(binomial_band((0.90, 1319), (0.878, 200)))
-    fixed = compare(Measure(0.90, 1319), Measure(0.878))
-    assert fixed.band == pytest.approx(binomial_band((0.90, 1319)))
-    assert fixed.noise == f"±{fmt(fixed.band)} at n=1319"
-    assert fixed.outcome is Outcome.DIFFERENT  # 0.022 > 0.0162
+    assert c.noise.split(", ")[0].endswith("at n=1319+200")
+    fixed = compare(Measure(0.90, 1319), Measure(0.878, fixed=True))
+    assert fixed.method == "wilson"
+    assert fixed.band == pytest.approx(wilson_half(0.90, 1319), rel=1e-12)
+    assert fixed.noise == f"±{fmt(fixed.band)} at n=1319, Wilson"
+    assert fixed.outcome is Outcome.DIFFERENT
 
 
-def test_binomial_needs_values_in_unit_interval() -> None:
-    c = compare(Measure(1.5, 100), Measure(1.4, 100))
-    assert c.method == "exact"
+def test_zero_of_n_has_a_band() -> None:
+    # sqrt(p(1-p)/n) is 0 at 0/n: Wilson is not.
+    c = compare(Measure(0.0, 20), Measure(0.1, fixed=True))
+    assert c.band is not None and c.band > 0.05
+    assert c.outcome is Outcome.SAME  # 0/20 cannot rule out 10%
+
+
+def test_zero_of_one_against_four_of_four_is_not_certain() -> None:
+    # Fisher's exact p for 0/1 vs 4/4 is 0.2: not different.
+    c = compare(Measure(0.0, 1), Measure(1.0, 4), margin=0.5)
+    assert c.p == pytest.approx(0.2)
+    assert c.outcome is not Outcome.DIFFERENT
+
+
+def test_percentages_with_scale() -> None:
+    pct = compare(Measure(91.0, 511, scale=100), Measure(94.4, 511, scale=100))
+    unit = compare(Measure(0.91, 511), Measure(0.944, 511))
+    assert pct.method == "fisher" and pct.outcome is unit.outcome
+    assert pct.band == pytest.approx(unit.band * 100)
+    # without a scale a percentage is not a proportion: no binomial band
+    assert compare(Measure(91.0, 511), Measure(94.4, 511)).method == "exact"
 
 
 def test_no_margin_means_no_cant_tell() -> None:
@@ -221,14 +248,14 @@ def test_no_margin_means_no_cant_tell() -> None:
 
 
 def test_confidence_changes_quantile() -> None:
-    c = compare(Measure(0.879, 1319), Measure(0.878, 1319), confidence=0.99)
-    z99 = NormalDist().inv_cdf(0.995)
-    assert c.band == pytest.approx(binomial_band((0.879, 1319), (0.878, 1319)) / Z * z99)
+    c95 = compare(Measure(0.879, 1319), Measure(0.878, 1319))
+    c99 = compare(Measure(0.879, 1319), Measure(0.878, 1319), confidence=0.99)
+    assert c99.band > c95.band * 1.25
     with pytest.raises(ValueError):
         compare(Measure(0.5, 10), Measure(0.5, 10), confidence=1.0)
 
 
-# ---------------------------------------------------------------- compare: welch
+# ---------------------------------------------------------------- compare: repeats (t)
 
 
 def test_welch_different() -> None:
@@ -236,12 +263,12 @@ def test_welch_different() -> None:
     c = compare(a, b)
     # s1^2 = 4, s2^2 = 1; SE = sqrt(4/3 + 1/3); df = (5/3)^2 / ((4/3)^2/2 + (1/3)^2/2) = 50/17
     se = math.sqrt(5 / 3)
-    assert c.method == "welch"
+    assert c.method == "t"
     assert c.band == pytest.approx(t_quantile(0.975, 50 / 17) * se, rel=1e-9)
     assert 3.182446 * se < c.band < 4.302653 * se
     assert c.outcome is Outcome.DIFFERENT
     assert c.delta == -10
-    assert c.noise == f"±{fmt(c.band)} over 3+3 repeats"
+    assert c.noise == f"±{fmt(c.band)} over 3+3 repeats (t, 2.9 df)"
 
 
 def test_welch_same_with_margin() -> None:
@@ -258,17 +285,22 @@ def test_welch_cant_tell_needed_repeats() -> None:
     assert c.needed == "≥ 7 repeats per side"
 
 
-def test_welch_single_value_borrows_variance() -> None:
+def test_single_run_borrows_variance_but_a_fixed_number_adds_none() -> None:
     # SE = sqrt(4/3 + 4/1), df = 2: band = 4.302653 * 2.309401 = 9.93655
     a = Measure.of([100, 102, 98])
     c = compare(a, Measure(110))
     assert c.band == pytest.approx(4.302653 * math.sqrt(16 / 3), abs=1e-5)
     assert c.outcome is Outcome.DIFFERENT
-    assert c.noise.endswith("over 3+1 repeats")
-    assert compare(a, Measure(109)).outcome is Outcome.SAME
+    assert "over 3+1 repeats" in c.noise
+    assert compare(a, Measure(101)).outcome is Outcome.SAME
+    # a number from the rule file: one-sample t, SE = 2/sqrt(3), over 3 repeats
+    fixed = compare(a, Measure(101, fixed=True))
+    assert fixed.band == pytest.approx(4.302653 * 2 / math.sqrt(3), abs=1e-5)
+    assert fixed.noise == f"±{fmt(fixed.band)} over 3 repeats (t, 2 df)"
+    assert fixed.outcome is Outcome.SAME
 
 
-def test_welch_zero_variance_falls_back() -> None:
+def test_zero_variance_falls_back() -> None:
     a, b = Measure.of([5.0, 5.0, 5.0]), Measure.of([5.0, 5.0])
     assert compare(a, b).method == "exact"
     assert compare(a, b).outcome is Outcome.SAME
@@ -277,32 +309,68 @@ def test_welch_zero_variance_falls_back() -> None:
     assert tol.method == "tolerance" and tol.outcome is Outcome.SAME
 
 
+# ---------------------------------------------------------------- prior noise
+
+
+def test_known_noise_gives_one_run_a_band() -> None:
+    c = compare(Measure(1487.4, noise=3.1), Measure(1478.95, fixed=True))
+    assert c.method == "noise"
+    assert c.band == pytest.approx(Z * 3.1)
+    assert c.outcome is Outcome.DIFFERENT
+    assert c.noise == f"±{fmt(Z * 3.1)} from run noise ±{fmt(3.1)} SD"
+
+
+def test_agreeing_repeats_shrink_the_known_noise() -> None:
+    c = compare(Measure.of([1486.0, 1487.4], noise=3.1), Measure(1478.95, fixed=True))
+    assert c.band == pytest.approx(Z * 3.1 / math.sqrt(2))
+    assert c.noise.endswith("over 2 runs")
+
+
+def test_repeats_beyond_the_known_noise_widen_the_band() -> None:
+    wild = Measure.of([1470.0, 1500.0, 1485.0], noise=1.0)
+    c = compare(wild, Measure(1478.95, fixed=True))
+    assert c.method == "t"
+    assert c.band == pytest.approx(t_quantile(0.975, 2) * 15 / math.sqrt(3))
+
+
 # ---------------------------------------------------------------- compare: tolerance / exact
 
 
-def test_relative_tolerance() -> None:
+def test_tolerance_is_the_band_of_one_run() -> None:
     tol = Tolerance.parse("5%")  # 5% of 0.878 = 0.0439
-    same = compare(Measure(0.918), Measure(0.878), tolerance=tol)
+    same = compare(Measure(0.918), Measure(0.878, fixed=True), tolerance=tol)
     assert same.method == "tolerance" and same.outcome is Outcome.SAME
-    assert same.band is None
-    assert same.noise == "tolerance ±5% (±0.044)"
-    diff = compare(Measure(0.828), Measure(0.878), tolerance=tol)
+    assert same.band == pytest.approx(0.0439)
+    assert same.noise == "±0.044 from tolerance ±5%"
+    diff = compare(Measure(0.828), Measure(0.878, fixed=True), tolerance=tol)
     assert diff.outcome is Outcome.DIFFERENT
+    # two runs each carry it: the band of their difference is √2 wider
+    runs = compare(Measure(0.918), Measure(0.878), tolerance=tol)
+    assert runs.band == pytest.approx(0.0439 * math.sqrt(2))
 
 
 def test_absolute_tolerance_boundary() -> None:
     tol = Tolerance.parse("0.01")
-    c = compare(Measure(0.888), Measure(0.878), tolerance=tol)
+    c = compare(Measure(0.888), Measure(0.878, fixed=True), tolerance=tol)
     assert c.outcome is Outcome.SAME  # |Δ| == 0.01 within float slack
-    assert c.noise == "tolerance ±0.01"
-    assert compare(Measure(0.889), Measure(0.878), tolerance=tol).outcome is Outcome.DIFFERENT
+    assert c.noise == "±0.010 from tolerance ±0.01"
+    assert compare(Measure(0.889), Measure(0.878, fixed=True), tolerance=tol).outcome is Outcome.DIFFERENT
+
+
+def test_tolerance_wider_than_the_margin_cannot_tell() -> None:
+    # tolerance 2% of 1487 (29.7) against good 1470 / bad 1487: never both "≈ good" and "≈ bad"
+    tol = Tolerance.parse("2%")
+    run = Measure(1480.0)
+    for ref in (1470.0, 1487.0):
+        c = compare(run, Measure(ref, fixed=True), tolerance=tol, margin=8.5)
+        assert c.outcome is Outcome.CANT_TELL
 
 
 def test_tolerance_unused_when_noise_known() -> None:
     c = compare(
         Measure(0.879, 1319), Measure(0.878, 1319), margin=0.033, tolerance=Tolerance(0.0)
     )
-    assert c.method == "binomial" and c.outcome is Outcome.SAME
+    assert c.method == "fisher" and c.outcome is Outcome.SAME
 
 
 def test_exact() -> None:
@@ -342,21 +410,16 @@ def test_compare_symmetric(a: Measure, b: Measure, kwargs: dict) -> None:
 # ---------------------------------------------------------------- at_least / below
 
 
-def test_at_least_binomial() -> None:
-    # b = 1.96 sqrt(.939 * .061 / 1319) = 0.0129 -> 0.926 >= 0.92
+def test_at_least_proportion() -> None:
     yes = at_least(Measure(0.939, 1319), 0.92)
     assert isinstance(yes, Check)
     assert yes.result is True
-    assert yes.band == pytest.approx(binomial_band((0.939, 1319)))
-    assert yes.noise == "±0.013 at n=1319"
-    # b = 0.0170 -> 0.905 < 0.92
+    assert yes.band == pytest.approx(wilson_half(0.939, 1319))
+    assert yes.noise == "±0.013 at n=1319, Wilson"
     assert at_least(Measure(0.888, 1319), 0.92).result is False
-    # b = 0.0142 straddles 0.92; n = ceil(z^2 * .925 * .075 / .005^2) = ceil(10660.05)
     maybe = at_least(Measure(0.925, 1319), 0.92)
     assert maybe.result is None
-    n = math.ceil(Z**2 * 0.925 * 0.075 / (0.925 - 0.92) ** 2)
-    assert n == 10661
-    assert maybe.needed == "n ≥ 10,661"
+    n = int(maybe.needed.removeprefix("n ≥ ").replace(",", ""))
     assert at_least(Measure(0.925, n), 0.92).result is True
     assert at_least(Measure(0.925, n - 1), 0.92).result is None
 
@@ -366,11 +429,11 @@ def test_at_least_exactly_at_limit_has_no_needed() -> None:
     assert c.result is None and c.needed is None
 
 
-def test_below_binomial() -> None:
+def test_below_proportion() -> None:
     assert below(Measure(0.888, 1319), 0.92).result is True
     assert below(Measure(0.939, 1319), 0.92).result is False
     maybe = below(Measure(0.925, 1319), 0.92)
-    assert maybe.result is None and maybe.needed == "n ≥ 10,661"
+    assert maybe.result is None and maybe.needed == at_least(Measure(0.925, 1319), 0.92).needed
 
 
 def test_checks_with_repeats() -> None:
@@ -379,13 +442,23 @@ def test_checks_with_repeats() -> None:
     c = at_least(a, 90)
     assert c.result is True
     assert c.band == pytest.approx(4.302653 * 2 / math.sqrt(3), abs=1e-5)
-    assert c.noise == "±4.968 over 3 repeats"
+    assert c.noise == "±4.968 over 3 repeats (t, 2 df)"
     assert below(a, 106).result is True
     assert at_least(a, 106).result is False
-    # gap 3: smallest k with t(0.975, k-1) * 2 / sqrt(k) <= 3 is k = 5
-    #   (k=3: 4.968; k=4: 3.182446 * 2 / 2 = 3.182; k=5: 2.776445 * 2 / 2.236 = 2.483)
-    unsure = at_least(a, 103)
-    assert unsure.result is None and unsure.needed == "≥ 5 repeats"
+    # 101 lies among the runs (98, 100, 102): gap 1, the smallest k with
+    # t(0.975, k-1) * 2 / sqrt(k) < 1 is k = 18 (k=17: 2.119905 * 2 / 4.123 = 1.028; k=18: 0.994)
+    unsure = at_least(a, 101)
+    assert unsure.result is None and unsure.needed == "≥ 18 repeats"
+    # every run below 103: each alone reads "< 103", and so do all three
+    assert at_least(a, 103).result is False
+
+
+def test_checks_use_the_tolerance() -> None:
+    # 1487.4 is not "below" 1487.5 when one run is only known to ±0.5%
+    tol = Tolerance.parse("0.5%")
+    assert below(Measure(1487.4), 1487.5).result is True
+    assert below(Measure(1487.4), 1487.5, tolerance=tol).result is None
+    assert at_least(Measure(1487.4), 1478.95, tolerance=tol).result is True
 
 
 def test_checks_without_noise_are_plain_comparisons() -> None:
@@ -395,12 +468,20 @@ def test_checks_without_noise_are_plain_comparisons() -> None:
     assert at_least(Measure(4.9), 5.0).result is False
 
 
+def test_two_runs_that_each_decide_keep_the_decision() -> None:
+    # one run at 1487.4 reads "≥ 1478.95"; adding one at 1486.0 must not make it can't tell
+    assert at_least(Measure(1487.4), 1478.95).result is True
+    two = at_least(Measure.of([1486.0, 1487.4]), 1478.95)
+    assert two.result is True
+    assert "each run alone" in two.noise
+
+
 def test_decision_boundary_is_the_band() -> None:
-    # a fixed reference contributes no noise: band = z * sqrt(.5 * .5 / 10000) = 0.0098
-    band = Z * 0.005
-    just_out = compare(Measure(0.5, 10000), Measure(0.5 - band - 1e-6))
-    just_in = compare(Measure(0.5, 10000), Measure(0.5 - band + 1e-6))
-    assert just_out.band == pytest.approx(0.0098, abs=1e-6)
+    # a fixed reference contributes no noise: the Wilson band of 0.5 at n=10000
+    band = wilson_half(0.5, 10000)
+    just_out = compare(Measure(0.5, 10000), Measure(0.5 - band - 1e-6, fixed=True))
+    just_in = compare(Measure(0.5, 10000), Measure(0.5 - band + 1e-6, fixed=True))
+    assert just_out.band == pytest.approx(0.0098, abs=1e-5)
     assert just_out.outcome is Outcome.DIFFERENT
     assert just_in.outcome is Outcome.SAME
     # the margin boundary: band <= margin is SAME, just above is CANT_TELL

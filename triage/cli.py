@@ -746,7 +746,7 @@ def check(
     With --format json the problems are printed as JSON on stdout too.
     """
     from triage.errors import RuleFileError
-    from triage.rules.loader import load_rules
+    from triage.rules.loader import direction_warnings, load_rules
 
     _check_format(format, "text", "json")
     targets = [str(p) for p in paths] if paths else _rule_paths()
@@ -767,6 +767,9 @@ def check(
     keys = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors")
     files = []
     for f in ruleset.files:
+        for w in direction_warnings(f):
+            _err(str(w))
+            warnings.append(w)
         spec = f.spec
         counts = {key: len(getattr(spec, key)) for key in keys if getattr(spec, key)}
         inv = spec.investigation

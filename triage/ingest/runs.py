@@ -62,7 +62,10 @@ def _finite(value: Any) -> Optional[float]:
 
 
 def parse_metric(text: str) -> tuple[str, dict]:
-    """``gsm8k=0.878`` or ``gsm8k=0.878/1319`` -> ("gsm8k", {"value": .878, "n": 1319})."""
+    """``gsm8k=0.878`` or ``gsm8k=0.878/1319`` -> ("gsm8k", {"value": .878, "n": 1319}).
+
+    ``fail_rate=3/20`` is a count: 3 of 20 iterations failed -> {"value": 0.15, "n": 20}.
+    """
     hint = f"--metric {text!r}: expected NAME=VALUE or NAME=VALUE/N, e.g. gsm8k=0.878/1319"
     name, sep, rest = text.partition("=")
     name = name.strip()
@@ -82,6 +85,10 @@ def parse_metric(text: str) -> tuple[str, dict]:
         if not count.isdigit() or len(count) > 10 or not 1 <= int(count) <= MAX_N:
             raise InputError(f"--metric {text!r}: the sample count after '/' must be a whole number from 1 to {MAX_N:,}")
         out["n"] = int(count)
+        if name == "fail_rate":  # counts: fail_rate=3/20 is 3 of 20 iterations failed
+            if not value.is_integer() or not 0 <= value <= out["n"]:
+                raise InputError(f"--metric {text!r}: fail_rate=K/N needs a whole K from 0 to N failed")
+            out["value"] = value = value / out["n"]
     problem = proportion_problem(value, out.get("n"))
     if problem:
         raise InputError(f"--metric {text!r}: {problem}")

@@ -110,7 +110,8 @@ def metric_series(model: dict) -> Optional[dict]:
         if ref and ref["value"] is not None:
             lines.append({"name": name, "value": ref["value"], "colour": colour})
     lo, hi = _range([b["min"] for b in bars] + [b["max"] for b in bars] + [x["value"] for x in lines])
-    return {"metric": metric, "bars": bars, "lines": lines, "min": lo, "max": hi, "total": total}
+    return {"metric": metric, "bars": bars, "lines": lines, "min": lo, "max": hi, "total": total,
+            "direction": inv.get("direction", "higher")}
 
 
 def metric_chart(series: Optional[dict]) -> Optional[dict]:
@@ -135,7 +136,7 @@ def metric_chart(series: Optional[dict]) -> Optional[dict]:
         lines.append("  line [" + ", ".join([fmt_num(line["value"])] * len(series["bars"])) + "]")
     shown = len(series["bars"])
     which = "each config" if shown == series.get("total", shown) else f"the newest {shown} of {series['total']} configs"
-    legend = [f"bars: {series['metric']} of {which}, the mean of its valid runs (×n: their range)"]
+    legend = [f"bars: {series['metric']} of {which}, the mean of its valid runs (×n: their range; {series.get('direction', 'higher')} is better)"]
     legend += [f"{COLOUR_NAMES[x['colour']]} line: {x['name']} {fmt(x['value'])}" for x in series["lines"]]
     return {"mermaid": "\n".join(lines), "legend": " · ".join(legend)}
 
@@ -181,7 +182,8 @@ TEXT_LINE_MARKS = {"gate": "┃", "good": "G", "bad": "B"}
 
 
 def text_legend(series: dict) -> str:
-    return " · ".join(f"{TEXT_LINE_MARKS[x['name']]} {x['name']} {fmt(x['value'])}" for x in series["lines"])
+    marks = [f"{TEXT_LINE_MARKS[x['name']]} {x['name']} {fmt(x['value'])}" for x in series["lines"]]
+    return " · ".join(marks + [f"{series.get('direction', 'higher')} is better"])
 
 
 def text_strip(b: dict) -> str:

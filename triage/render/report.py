@@ -479,6 +479,7 @@ def to_markdown(model: dict, templates: Optional[str] = None) -> str:
     from triage.render.env import LinkRefs, environment
 
     refs = LinkRefs()
+    model = _common_n_said_once(model)
     body = environment(templates).get_template("report.md.j2").render(**model, link_refs=refs)
     body = body.rstrip()
     if body.endswith(model["marker"]):
@@ -488,6 +489,27 @@ def to_markdown(model: dict, templates: Optional[str] = None) -> str:
     if definitions:
         body += "\n\n" + definitions
     return body + "\n\n" + model["marker"] + "\n"
+
+
+def _common_n_said_once(model: dict) -> dict:
+    """When every run's primary metric has one sample count, the runs table's
+    header says it ("gsm8k (n=1319)"): the comment's reasons then leave out
+    their "at n=1319" (the JSON and the text report keep it)."""
+    ns = {r.get("n") for r in model.get("runs", []) if r.get("value")}
+    if len(ns) != 1 or None in ns:
+        return model
+    said = f" at n={ns.pop()}"
+
+    def cut(text: Any) -> Any:
+        return text.replace(said + ",", ",").replace(said + ")", ")") if isinstance(text, str) else text
+
+    def rows(items: list, keys: tuple[str, ...]) -> list:
+        return [{**x, **{k: cut(x[k]) for k in keys if k in x}} for x in items]
+
+    hyps = [{**h, "summary": rows(h["summary"], ("reason", "full")), "evidence": rows(h["evidence"], ("reason", "numbers"))}
+            for h in model["hypotheses"]]
+    bisects = [{**b, "points": rows(b["points"], ("reason",))} for b in model["bisects"]]
+    return {**model, "hypotheses": hyps, "bisects": bisects}
 
 
 def to_text(model: dict, width: int = 110, color: bool = False) -> str:

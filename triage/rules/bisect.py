@@ -118,7 +118,8 @@ def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> 
         why += ": no number; record its value or re-run it" + (f"; not counted: {skipped_text}" if skipped_text else "")
         return PointState(label, "no_number", tuple(r.key for r in valid), why,
                           needed=(f"a {metric} value",))
-    return PointState(label, "skipped", tuple(r.key for r in runs), skipped_text or "no value")
+    why = skipped_text or "; ".join(dict.fromkeys(res.parts)) or "no value"
+    return PointState(label, "skipped", tuple(r.key for r in runs), why)
 
 
 def _bisect_metric(b: BisectSpec, ctx: Context) -> str:

@@ -190,7 +190,7 @@ def _on_bisect(cond: Condition, ctx: Context) -> Result:
 
 def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
     metric = cond.metric or ctx.spec.metric
-    with_metric = [r for r in valid if metric in r.metrics]
+    with_metric = [r for r in valid if ctx.has_metric(r, metric)]
     if not with_metric:
         return Result(V.NODATA)
     m = ctx.measure(with_metric, metric)
@@ -201,44 +201,65 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
     keys = [r.key for r in with_metric]
     results: list[Result] = []
     conf = ctx.confidence
+    direction = ctx.direction(metric)
+    better = f"{direction} is better"
+    n_max = ctx.settings(metric).n_max
+
+    def margin_for(ref: Measure) -> Optional[float]:
+        if cond.margin is not None:
+            return stats.Tolerance.parse(cond.margin).absolute(ref.value)
+        return ctx.margin
+
+    def needs(c: Any) -> list[str]:
+        return [_within_benchmark(c.needed, n_max)] if c.needed else []
 
     def threshold(kind: str, bound: Any) -> Result:
         limit, blabel = ctx.bound(bound)
         if limit is None:
             return Result(V.NODATA, [f"{blabel}: no value yet"])
-        check = stats.at_least(m, limit, confidence=conf) if kind == "at_least" else stats.below(m, limit, confidence=conf)
+        check = (stats.at_least if kind == "at_least" else stats.below)(m, limit, confidence=conf, tolerance=ctx.tolerance)
         sym_true, sym_false = (("≥", "<") if kind == "at_least" else ("<", "≥"))
         if check.result is None:
             text = f"{label} {num(m.value)} vs {blabel}: can't tell ({check.noise})"
-            return Result(V.UNKNOWN, [text], keys, needed=[check.needed] if check.needed else [], measure=m,
+            return Result(V.UNKNOWN, [text], keys, needed=needs(check), measure=m,
                           short=[f"{label} {num(m.value)} vs {blabel}: can't tell"])
         sym = sym_true if check.result else sym_false
         noise = f" ({check.noise})" if check.band else ""
         short = f"{label} {num(m.value)} {sym} {blabel}"
         return Result(V.TRUE if check.result else V.FALSE, [short + noise], keys, measure=m, short=[short])
 
-    def against(target: Any) -> tuple[Optional[stats.Comparison], str, Optional[Measure]]:
-        if isinstance(target, str):
+    def against(target: Any, use_margin: bool = True) -> tuple[Optional[stats.Comparison], str, Optional[Measure]]:
+        if isinstance(target, (int, float)) or target == "gate":
+            limit, rlabel = ctx.bound(target)
+            ref = Measure(limit, fixed=True) if limit is not None else None
+        elif isinstance(target, str):
             ref, rlabel = ctx.refs.get(target, (None, target))
-            if ref is None:
-                return None, rlabel, None
-            return stats.compare(m, ref, margin=ctx.margin, tolerance=ctx.tolerance, confidence=conf), rlabel, ref
-        runs = [r for r in ctx.select(target) if ctx.invalid_reason(r) is None and metric in r.metrics]
-        runs = [r for r in runs if r.key not in keys]
-        if not runs:
-            return None, f"{ctx.label(ctx.select(target)) or 'the other runs'} (no valid run)", None
-        other = ctx.measure(runs, metric)
-        assert other is not None
-        rlabel = f"{ctx.label(runs)} {fmt(other.value)}"
-        keys.extend(r.key for r in runs if r.key not in keys)
-        return stats.compare(m, other, margin=ctx.margin, tolerance=ctx.tolerance, confidence=conf), rlabel, other
+        else:
+            runs = [r for r in ctx.select(target) if ctx.invalid_reason(r) is None and ctx.has_metric(r, metric)]
+            own = [r for r in runs if r.key in keys]
+            runs = [r for r in runs if r.key not in keys]
+            if not runs:
+                what = ctx.label(ctx.select(target)) or "the other runs"
+                if own:
+                    return None, f"{what} (the same runs as compared: name other runs)", None
+                return None, f"{what} (no valid run)", None
+            ref = ctx.measure(runs, metric)
+            assert ref is not None
+            rlabel = f"{ctx.label(runs)} {fmt(ref.value)}"
+            keys.extend(r.key for r in runs if r.key not in keys)
+        if ref is None:
+            return None, rlabel, None
+        c = stats.compare(m, ref, margin=margin_for(ref) if use_margin else None, tolerance=ctx.tolerance,
+                          confidence=conf)
+        return c, rlabel, ref
 
     def describe(c: stats.Comparison, rlabel: str) -> str:
         head = f"{label} {fmt(m.value)} vs {rlabel}: Δ {fmt_delta(c.delta)}"
+        what = "tolerance" if c.method == "tolerance" else "noise"
         if c.outcome is Outcome.SAME:
-            return f"{head}, within {'noise' if c.band is not None else 'tolerance'} ({c.noise})"
+            return f"{head}, within {what} ({c.noise})"
         if c.outcome is Outcome.DIFFERENT:
-            return f"{head}, beyond {'noise' if c.band is not None else 'tolerance'} ({c.noise})"
+            return f"{head}, beyond {what} ({c.noise})"
         return f"{head}, can't tell ({c.noise})"
 
     def same(target: Any, want_same: bool) -> Result:
@@ -250,8 +271,20 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
             v = _not(v)
         sym = {Outcome.SAME: "≈", Outcome.DIFFERENT: "≠"}.get(c.outcome)
         short = f"{label} {fmt(m.value)} {sym} {rlabel}" if sym else f"{label} {fmt(m.value)} vs {rlabel}: can't tell"
-        return Result(v, [describe(c, rlabel)], list(keys), needed=[c.needed] if c.needed else [], measure=m,
-                      short=[short])
+        return Result(v, [describe(c, rlabel)], list(keys), needed=needs(c), measure=m, short=[short])
+
+    def judged(word: str, target: Any) -> Result:
+        """better_than / worse_than / no_worse_than / passes / fails, for the metric's direction."""
+        c, rlabel, _ = against(target, use_margin=word not in ("passes", "fails"))
+        if c is None:
+            return Result(V.NODATA, [f"{rlabel}: no value yet"])
+        verdict = stats.judge(c, word, direction)
+        v = V.UNKNOWN if verdict is None else V.TRUE if verdict else V.FALSE
+        up = c.delta > 0 if direction == "higher" else c.delta < 0
+        how = ("better than" if up else "worse than") if c.outcome is Outcome.DIFFERENT else (
+            "≈" if c.outcome is Outcome.SAME and verdict is not None else None)
+        short = f"{label} {fmt(m.value)} {how} {rlabel}" if how else f"{label} {fmt(m.value)} vs {rlabel}: can't tell"
+        return Result(v, [describe(c, rlabel), better], list(keys), needed=needs(c), measure=m, short=[short])
 
     if cond.at_least is not None:
         results.append(threshold("at_least", cond.at_least))
@@ -264,8 +297,13 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         results.append(same(cond.same_as, True))
     if cond.differs_from is not None:
         results.append(same(cond.differs_from, False))
+    for word in ("passes", "fails", "better_than", "worse_than", "no_worse_than"):
+        target = getattr(cond, word)
+        if target is not None:
+            results.append(judged(word, target))
     if cond.recovers is not None:
-        good, bad = same("good", True), same("bad", False)
+        # no worse than good, and better than bad (for the metric's direction)
+        good, bad = judged("no_worse_than", "good"), judged("better_than", "bad")
         v = _and([good, bad])
         r = Result(v if cond.recovers else _not(v))
         _merge(r, [good, bad])
@@ -274,3 +312,16 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
     _merge(out, results)
     out.measure = m
     return out
+
+
+def _within_benchmark(needed: str, n_max: Optional[int]) -> str:
+    """Advice that can be followed: an n beyond the benchmark's size becomes full repeats, or none."""
+    import math
+    import re
+
+    found = re.match(r"n ≥ ([\d,]+)", needed)
+    if n_max is None or not found or int(found.group(1).replace(",", "")) <= n_max:
+        return needed
+    n = int(found.group(1).replace(",", ""))
+    return (f"{math.ceil(n / n_max)} repeats of the full benchmark (n ≥ {n:,} beyond its {n_max:,}), if each "
+            "repeat samples afresh; else the benchmark cannot decide it")

@@ -34,7 +34,7 @@ def base_run(recipe: RecipeSpec, ctx: Context) -> Optional[RunRec]:
     else:
         return None
     runs = [r for r in runs if ctx.invalid_reason(r) is None]
-    return max(runs, key=_run_order) if runs else None
+    return sorted(runs, key=_run_order)[-1] if runs else None
 
 
 def find_confounds(inv: Investigation, ctx: Context) -> list[Confound]:

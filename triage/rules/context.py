@@ -11,9 +11,15 @@ from triage.rules.records import (
 )
 from triage.rules.schema import (
     INVALID_STATUSES,
+    MetricSpec,
     Selector,
 )
 from triage.rules.stats import Measure, fmt
+
+# The built-in pass-rate metric: k failed of n over a selection's passed/failed
+# runs (or counts a run carries itself: --metric fail_rate=3/20).
+FAIL_RATE = "fail_rate"
+_NO_SETTINGS = MetricSpec()
 
 
 class Context:
@@ -28,6 +34,7 @@ class Context:
             self.by_key.setdefault(f"{r.run_id}/{r.config}", r)
         self.tolerance = stats.Tolerance.parse(self.spec.tolerance) if self.spec.tolerance is not None else None
         self.confidence = self.spec.confidence
+        self.warnings: list[str] = []  # said once in the report: noise that cannot decide, a missing scale
         self.refs: dict[str, tuple[Optional[Measure], str]] = {}
         for name, ref in self.spec.references.items():
             self.refs[name] = self._resolve_reference(name, ref)
@@ -35,7 +42,49 @@ class Context:
         self.margin: Optional[float] = None
         if good[0] is not None and bad[0] is not None:
             self.margin = abs(good[0].value - bad[0].value) / 2 or None
+            self._warn_wide_noise(good[0], bad[0])
+        self._warn_unscaled()
         self.bisects: dict[str, Any] = {}  # bisect id -> BisectState, as each is evaluated
+
+    # -- metrics ----------------------------------------------------------
+    def settings(self, metric: str) -> MetricSpec:
+        return self.spec.metrics.get(metric, _NO_SETTINGS)
+
+    def direction(self, metric: Optional[str] = None) -> str:
+        """Which way is better for a metric (its own setting, else the investigation's)."""
+        return self.settings(metric or self.spec.metric).direction or self.spec.direction
+
+    def noise_sd(self, metric: str, value: float) -> Optional[float]:
+        """The metric's declared run-to-run SD at ``value`` (a relative noise scales with it)."""
+        noise = self.settings(metric).noise
+        return stats.Tolerance.parse(noise).absolute(value) if noise is not None else None
+
+    def has_metric(self, run: RunRec, metric: str) -> bool:
+        return metric in run.metrics or (metric == FAIL_RATE and run.status in ("passed", "failed"))
+
+    def _warn_wide_noise(self, good: Measure, bad: Measure) -> None:
+        """A tolerance or noise wider than the difference that matters: every reading is can't tell."""
+        assert self.margin is not None
+        pair = f"good ({fmt(good.value)}) from bad ({fmt(bad.value)})"
+        if self.tolerance is not None and self.tolerance.absolute(bad.value) > self.margin:
+            self.warnings.append(f"tolerance {self.tolerance} cannot tell {pair}: readings between them are can't tell; "
+                                 "narrow it, or give a condition its own margin:")
+        metric = self.spec.metric
+        sd = self.noise_sd(metric, bad.value)
+        if sd and stats.z_quantile((1 + self.confidence) / 2) * sd > self.margin:
+            self.warnings.append(f"the noise of one {metric} run (±{fmt(sd)} SD) cannot tell {pair}: "
+                                 "repeats narrow it")
+
+    def _warn_unscaled(self) -> None:
+        seen: set[str] = set()
+        for r in self.runs:
+            for name, (value, n) in r.metrics.items():
+                scale = self.settings(name).scale or 1.0
+                if n is not None and name not in seen and not 0.0 <= value / scale <= 1.0:
+                    seen.add(name)
+                    self.warnings.append(
+                        f"{name} {fmt(value)} has n={n} but is not a proportion in [0, {num(scale)}]: it gets no "
+                        f"binomial band; declare its scale (metrics: {{{name}: {{scale: 100}}}} for a percentage)")
 
     # -- runs -------------------------------------------------------------
     def invalid_reason(self, run: RunRec, brief: bool = False) -> Optional[str]:
@@ -77,12 +126,29 @@ class Context:
         return runs
 
     def measure(self, runs: Sequence[RunRec], metric: str) -> Optional[Measure]:
+        """The runs' pooled value of a metric, with its n, scale and declared noise."""
+        if metric == FAIL_RATE:
+            return self._fail_rate(runs)
         vals = [r.metrics[metric] for r in runs if metric in r.metrics]
         if not vals:
             return None
         ns = {n for _, n in vals}
         n = ns.pop() if len(ns) == 1 else None
-        return Measure.of([v for v, _ in vals], n)
+        values = [v for v, _ in vals]
+        scale = self.settings(metric).scale or 1.0
+        return Measure.of(values, n, noise=self.noise_sd(metric, sum(values) / len(values)), scale=scale)
+
+    def _fail_rate(self, runs: Sequence[RunRec]) -> Optional[Measure]:
+        """k failed of n: a run's own counts (fail_rate=3/20), else 1 of 1 if it failed, 0 of 1 if it passed."""
+        k = n = 0
+        for r in runs:
+            if FAIL_RATE in r.metrics:
+                value, count = r.metrics[FAIL_RATE]
+                count = count or 1
+                k, n = k + round(value * count), n + count
+            elif r.status in ("passed", "failed"):
+                k, n = k + (r.status == "failed"), n + 1
+        return Measure(k / n, n) if n else None
 
     def label(self, runs: Sequence[RunRec]) -> str:
         configs = sorted({r.config for r in runs})
@@ -94,17 +160,20 @@ class Context:
     def _resolve_reference(self, name: str, ref: Any) -> tuple[Optional[Measure], str]:
         metric = self.spec.metric
         if ref.value is not None:
-            return Measure(ref.value, ref.n), f"{name} {fmt(ref.value)}"
+            scale = self.settings(metric).scale or 1.0
+            return Measure(ref.value, ref.n, fixed=ref.n is None, scale=scale), f"{name} {fmt(ref.value)}"
         if ref.run is not None:
             runs = [r for r in self.runs if (r.run_id == ref.run or r.key == ref.run)]
         else:
             runs = self.by_config.get(ref.config, [])
-        runs = [r for r in runs if self.invalid_reason(r) is None and metric in r.metrics]
+        runs = [r for r in runs if self.invalid_reason(r) is None and self.has_metric(r, metric)]
         if not runs:
             return None, f"{name} (no valid run yet)"
-        newest = max(runs, key=_run_order)
-        m = self.measure([newest], metric)
-        return m, f"{name} {fmt(m.value)}" if m else name
+        if ref.run is not None:  # one run: the newest if its id names several
+            runs = sorted(runs, key=_run_order)[-1:]
+        m = self.measure(runs, metric)  # a config: its valid repeats, pooled
+        label = f"{name} {fmt(m.value)}" if m else name
+        return m, f"{label} (×{len(runs)})" if m and len(runs) > 1 else label
 
     # -- bounds -----------------------------------------------------------
     def bound(self, b: Any) -> tuple[Optional[float], str]:
@@ -124,8 +193,9 @@ def num(x: float) -> str:
 
 
 def _run_order(r: RunRec) -> tuple:
-    rid = r.run_id
-    return (r.time or "", len(rid) if rid.isdigit() else 0, rid)
+    """Sort key, oldest first, by time; a stable sort keeps runs of one time
+    (or none) in the order they were recorded, never by id text."""
+    return (r.time or "",)
 
 
 def _provenance_matches(run: RunRec, want: Mapping[str, Any]) -> bool:

@@ -170,6 +170,6 @@ def with_rules(inv: Investigation, recipe: RecipeSpec, decides: Sequence[str],
             left = [h for h in decides if h not in covered and h not in recipe.predicts]
             if not left:
                 continue
-            x = f"no prediction for {', '.join(left)}: its result decides through a rule or manual evidence"
+            x = f"no prediction for {', '.join(left)}: a rule or manual evidence decides it"
         out.append(x)
     return tuple(out + extra)

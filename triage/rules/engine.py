@@ -151,6 +151,7 @@ def evaluate(inv: Investigation) -> Evaluation:
     for (config, what), ids in said.items():
         warnings.append(Warning_("confound", f"{summary.head(ids, config, ctx.short, 'run ')}: {what}"))
     warnings += repeats_disagree(ctx)
+    warnings += [Warning_("noise", w) for w in ctx.warnings]
     said = summary.group((r.run_id, r.config, why) for r in inv.runs if (why := ctx.invalid_reason(r)) is not None)
     for (config, why), ids in said.items():
         warnings.append(Warning_("inconclusive-run", f"{summary.head(ids, config, ctx.short)}: {why}"))

@@ -105,6 +105,10 @@ def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, boo
         return Condition(same_as="bad"), False, "stay ≈ bad"
     if pred == "unchanged":
         base = recipe.base or ""
+        if recipe.base_run:  # the run it is compared with, not all of the base config's runs
+            one = "/" in recipe.base_run or not base
+            sel = Selector(run=recipe.base_run) if one else Selector(config=base, run=recipe.base_run)
+            return Condition(same_as=sel), False, f"stay ≈ its base run {recipe.base_run}"
         return Condition(same_as=Selector(config=base)), False, f"stay ≈ its base {base}"
     assert isinstance(pred, Condition)
     desc = _describe_condition(pred)

@@ -428,11 +428,11 @@ def check_file(f: LoadedFile) -> list[Problem]:
 
     def check_condition(cond: Condition, path: Path_) -> None:
         for c, p in _conditions(cond, path):
-            for key in ("same_as", "differs_from"):
+            for key in ("same_as", "differs_from", "better_than", "worse_than", "no_worse_than"):
                 target = getattr(c, key)
                 if isinstance(target, str) and target not in refs:
                     problem(p + (key,), f"unknown reference {target!r}; define it under investigation.references")
-            for key in ("at_least", "below"):
+            for key in ("at_least", "below", "passes", "fails"):
                 bound = getattr(c, key)
                 check_bound(bound, p + (key,))
             if c.between is not None:
@@ -534,6 +534,27 @@ def _bisect_cycle(start: str, reads: dict[str, set[str]]) -> list[str]:
                 seen.add(nxt)
                 stack.append((nxt, path + [nxt]))
     return []
+
+
+def direction_warnings(f: LoadedFile) -> list[Problem]:
+    """A bisect's `good_when` whose literal threshold points the wrong way for its metric's direction
+    (`at_least` when lower is better, `below` when higher is better): valid, but likely copied."""
+    inv = f.spec.investigation
+    out: list[Problem] = []
+    if inv is None:
+        return out
+    for i, b in enumerate(f.spec.bisects):
+        for c, p in _conditions(b.good_when, ("bisects", i, "good_when")):
+            metric = c.metric or inv.metric
+            settings = inv.metrics.get(metric)
+            direction = (settings.direction if settings else None) or inv.direction
+            wrong = "at_least" if direction == "lower" else "below"
+            if getattr(c, wrong) is not None:
+                line, col = f.where(p + (wrong,), key=True)
+                out.append(Problem(f.path, line, col, (
+                    f"warning: good_when {wrong} on {metric}, where {direction} is better: a good point would "
+                    f"read as bad; use passes: (direction-aware) or {'below' if wrong == 'at_least' else 'at_least'}:")))
+    return out
 
 
 @dataclass

@@ -8,7 +8,7 @@ from triage.rules.records import (
     RunRec,
     Warning_,
 )
-from triage.rules.stats import Measure, Outcome, fmt
+from triage.rules.stats import Outcome, fmt
 
 # --------------------------------------------------------------------------
 # Readings, suggestions, the whole evaluation
@@ -25,6 +25,7 @@ def reading(run: RunRec, ctx: Context) -> str:
     m = ctx.measure([run], metric)
     assert m is not None
     bits = []
+    exact = []
     for name in ("bad", "good"):
         ref, _ = ctx.refs.get(name, (None, ""))
         if ref is None:
@@ -32,6 +33,11 @@ def reading(run: RunRec, ctx: Context) -> str:
         c = stats.compare(m, ref, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.outcome is Outcome.SAME:
             bits.append(f"≈ {name}")
+        elif c.method == "exact":
+            exact.append((abs(c.delta), name, c.delta))
+    if not bits and len(exact) == 2:  # no noise known: say which of good and bad it is nearest
+        _, name, delta = min(exact)
+        bits.append(f"nearest {name} (Δ {stats.fmt_delta(delta)}, no noise known)")
     if ctx.spec.gate is not None:
         passes = m.value >= ctx.spec.gate if ctx.spec.direction == "higher" else m.value <= ctx.spec.gate
         bits.append("passes gate" if passes else "fails gate")
@@ -78,8 +84,9 @@ def repeats_disagree(ctx: Context) -> list[Warning_]:
             continue
         lo = min(runs, key=lambda r: r.metrics[metric][0])
         hi = max(runs, key=lambda r: r.metrics[metric][0])
-        c = stats.compare(Measure(*hi.metrics[metric]), Measure(*lo.metrics[metric]), margin=ctx.margin,
-                          tolerance=ctx.tolerance, confidence=ctx.confidence)
+        high, low = ctx.measure([hi], metric), ctx.measure([lo], metric)  # with the metric's declared noise
+        assert high is not None and low is not None
+        c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.outcome is Outcome.DIFFERENT and c.method != "exact":
             out.append(Warning_("repeats", (
                 f"runs of {ctx.short(config)} with the same provenance disagree: {hi.run_id} "

@@ -86,6 +86,13 @@ class Condition(Selector):
     same_as: Optional[Union[str, Selector]] = None
     differs_from: Optional[Union[str, Selector]] = None
     recovers: Optional[bool] = None
+    # Direction-aware, noise-aware: better or worse for the metric's direction.
+    passes: Optional[Bound] = None
+    fails: Optional[Bound] = None
+    better_than: Optional[Union[str, Selector]] = None
+    worse_than: Optional[Union[str, Selector]] = None
+    no_worse_than: Optional[Union[str, Selector]] = None
+    margin: Optional[Union[str, float]] = None  # the difference that matters: 5 or "2%"
     min_runs: Optional[int] = Field(default=None, ge=1, le=MAX_INT)
     # Counting: the selected valid runs (`count`), or their distinct values of a
     # provenance key (`distinct` with `at_least`).
@@ -108,6 +115,11 @@ class Condition(Selector):
                 raise ValueError(f"unknown status {s!r}; expected one of {', '.join(STATUSES)}")
         return v
 
+    @field_validator("margin")
+    @classmethod
+    def _margin(cls, v: Any) -> Any:
+        return _amount(v, "margin")
+
     @model_validator(mode="after")
     def _not_empty(self) -> "Condition":
         if not self.model_fields_set:
@@ -125,7 +137,8 @@ class Condition(Selector):
     def comparisons(self) -> list[str]:
         return [
             k
-            for k in ("at_least", "below", "between", "same_as", "differs_from", "recovers")
+            for k in ("at_least", "below", "between", "same_as", "differs_from", "recovers", "passes", "fails",
+                      "better_than", "worse_than", "no_worse_than")
             if getattr(self, k) is not None and not (k == "at_least" and self.distinct is not None)
         ]
 
@@ -152,7 +165,7 @@ Prediction = Union[PredictionWord, PredictionSpec, Condition]
 
 
 class Reference(Strict):
-    """A named reference: a config's newest valid run, one run, or a number."""
+    """A named reference: a config's valid runs (pooled), one run, or a number."""
 
     config: Optional[str] = None
     run: Optional[str] = None
@@ -211,6 +224,33 @@ class MatchSpec(Strict):
         return v
 
 
+def _amount(v: Any, what: str) -> Any:
+    """Check a number or a percentage (a tolerance, a margin, a noise)."""
+    if v is None:
+        return v
+    from triage.rules.stats import Tolerance
+
+    try:
+        Tolerance.parse(v)
+    except ValueError as e:
+        raise ValueError(str(e).replace("tolerance", what)) from None
+    return v
+
+
+class MetricSpec(Strict):
+    """Per-metric settings: which way is better, its known noise, its size, its scale."""
+
+    direction: Optional[Literal["higher", "lower"]] = None  # default: the investigation's
+    noise: Optional[Union[str, float]] = None  # run-to-run SD of one run: 3.1 or "0.8%"
+    n_max: Optional[int] = Field(default=None, ge=1)  # the benchmark's size (GSM8K: 1319)
+    scale: Optional[float] = Field(default=None, gt=0)  # a proportion's full scale: 1 or 100
+
+    @field_validator("noise")
+    @classmethod
+    def _noise(cls, v: Any) -> Any:
+        return _amount(v, "noise")
+
+
 class InvestigationSpec(Strict):
     id: str = Field(pattern=ID_RE)
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -222,6 +262,7 @@ class InvestigationSpec(Strict):
     tolerance: Optional[Union[str, float]] = None
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
     references: dict[str, Reference] = {}
+    metrics: dict[str, MetricSpec] = {}
     base: Optional[str] = None
     config_prefix: Optional[str] = None
     summary: Optional[str] = None
@@ -236,12 +277,7 @@ class InvestigationSpec(Strict):
     @field_validator("tolerance")
     @classmethod
     def _tolerance(cls, v: Any) -> Any:
-        if v is None:
-            return v
-        from triage.rules.stats import Tolerance
-
-        Tolerance.parse(v)
-        return v
+        return _amount(v, "tolerance")
 
     @field_validator("references")
     @classmethod

@@ -1,61 +1,63 @@
 """Noise-aware comparison of CI metrics (standard library only).
 
 A rule asks whether two numbers are the SAME, DIFFERENT, or whether we CAN'T
-TELL, and every answer carries a short phrase naming the noise it assumed
-("±0.025 at n=1319", "±4.145 over 3+3 repeats", "tolerance ±0.01").
+TELL, and every answer carries a short phrase naming the method and the noise
+it assumed ("±0.025 at n=1319, Fisher p < 0.001", "±8.9 over 2 repeats (t, 1 df)",
+"±7.4 from tolerance ±0.5%").
 
 How ``compare(a, b)`` picks its method
 --------------------------------------
-All tests are two-sided; ``q`` is the quantile at ``(1 + confidence) / 2``.
+All intervals are two-sided at ``confidence``; ``z`` is the normal quantile.
 
-1. **binomial** -- at least one side has ``n`` (an accuracy over ``n``
-   questions) and both values lie in [0, 1].  ``SE = sqrt(sum p(1-p)/n)`` over
-   the sides that have ``n``; a side without ``n`` is a fixed reference and
-   adds nothing.  ``q`` is the normal quantile.  (When a side has both ``n``
-   and repeats, ``n`` wins: repeats over the same questions are not new
-   samples.)
-2. **welch** -- otherwise, at least one side has two or more repeats.
-   ``SE = sqrt(s1²/k1 + s2²/k2)`` with sample variances; a side with a single
-   value borrows the other side's variance with ``k = 1``.  ``q`` is the
-   Student t quantile with the Welch-Satterthwaite degrees of freedom (``k - 1``
-   of the side with repeats when the other side borrows).  If every repeat is
-   identical (zero variance), there is no noise to measure: the tolerance path
-   is used when a tolerance is given, else the comparison is **exact**.
-3. **tolerance** -- otherwise, when a tolerance is given: SAME if
-   ``|Δ| <= tolerance`` (a relative tolerance is relative to ``b``, the
-   reference), else DIFFERENT.  A given ``margin`` is ignored here.
-4. **exact** -- otherwise: SAME iff ``Δ == 0`` (within 1e-12), else DIFFERENT.
+1. **Fisher + Newcombe** -- both sides are proportions (a value with ``n``,
+   in [0, scale]).  DIFFERENT when Fisher's exact test on the counts
+   (k = round(p n)) gives p < 1 - confidence; the band is Newcombe's hybrid
+   score interval for the difference (from two Wilson intervals).
+2. **Wilson** -- one side is a proportion, the other a fixed number (or a
+   value without ``n``): the Wilson score interval of the proportion.
+   Neither interval is ever zero-width while n is finite.
+3. **noise / tolerance / t** -- otherwise each side gets a per-run variance:
+   a fixed reference (a number in the rule file) none; a side with a known
+   run-to-run noise (``Measure.noise``, an SD) that noise, or, without one,
+   the tolerance read as the band of one run (SD = tolerance / z); repeats
+   whose spread stays within that noise keep it (the band shrinks as 1/√k),
+   repeats that disagree beyond it use their sample variance with a t
+   quantile (Welch-Satterthwaite degrees of freedom).  Without any noise,
+   repeats use their sample variance (t), and a single run borrows the other
+   side's variance.  Band = q·√(Σ var/k).
+4. **exact** -- no noise anywhere: SAME iff Δ == 0.
 
-With a noise band ``band = q * SE`` (methods 1 and 2), and ``Δ = a - b``:
+Decision: DIFFERENT when the interval of Δ = a - b excludes 0 (method 1: by
+Fisher's p); else SAME when no ``margin`` is given or the band is no wider
+than it; else CAN'T TELL, with ``needed`` saying what would decide it (n per
+run, or repeats).  Whatever the method, repeats whose runs each alone reach
+the same decision keep it: an agreeing run never turns a decision into
+can't-tell.
 
-* DIFFERENT when ``|Δ| > band``;
-* SAME when ``|Δ| <= band`` and no margin is given or ``band <= margin``;
-* CAN'T TELL otherwise: the difference is within noise, but the noise is wider
-  than the difference that matters.  ``needed`` then says what would decide
-  it: the ``n`` per run (binomial) or the repeats per side (welch) that make
-  ``band <= margin``.  A tolerance is not used by methods 1 and 2.
-
-The comparison is symmetric except for a relative tolerance (which scales
-with ``b``): ``compare(a, b).delta == -compare(b, a).delta`` with the same
-outcome.  "Lower is better" is the caller's business (flip the signs).
-
-``at_least(a, limit)`` and ``below(a, limit)`` check one measure against a
-fixed limit with a band from ``a`` alone (binomial, repeats with a t quantile
-at ``k - 1`` degrees of freedom, or none), returning True, False or None
-(can't tell) with what would decide it.
-
-The Student t quantile comes from the regularized incomplete beta function
-(Lentz continued fraction) inverted by a safeguarded Newton iteration.
+``judge`` reads a comparison for a direction ("higher" or "lower" is better):
+better_than, worse_than, no_worse_than, passes, fails.  ``at_least`` and
+``below`` check one measure against a fixed limit with the same band.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import Enum
-from typing import Callable
+from typing import Callable, Optional
+
+from triage.rules.distributions import (
+    _ceil,
+    _smallest,
+    _two_sided_q,
+    fisher_exact,
+    newcombe,
+    t_quantile,
+    wilson,
+    z_quantile,
+)
 
 __all__ = [
     "Check",
@@ -68,12 +70,13 @@ __all__ = [
     "compare",
     "fmt",
     "fmt_delta",
+    "judge",
     "t_quantile",
     "z_quantile",
 ]
 
 _EPS = 1e-12  # absolute slack for "equal" in float comparisons
-_NORMAL = statistics.NormalDist()
+_INF = math.inf
 
 
 # --------------------------------------------------------------------------
@@ -87,13 +90,21 @@ class Measure:
     value: float  # point estimate (the mean when there are repeats)
     n: int | None = None  # binomial sample count, if known
     repeats: tuple[float, ...] = ()  # individual values when >= 2 runs were averaged
+    noise: float | None = None  # known run-to-run SD of one run (absolute)
+    fixed: bool = False  # a number given in a rule file: it adds no variance
+    scale: float = 1.0  # a proportion's full scale: 1, or 100 for percentages
 
     def __post_init__(self) -> None:
         if self.n is not None and self.n < 1:
             raise ValueError(f"sample count n must be at least 1, got {self.n}")
+        if self.noise is not None and not (math.isfinite(self.noise) and self.noise >= 0):
+            raise ValueError(f"noise must be a finite SD >= 0, got {self.noise}")
+        if not (math.isfinite(self.scale) and self.scale > 0):
+            raise ValueError(f"scale must be positive, got {self.scale}")
 
     @classmethod
-    def of(cls, values: list[float], n: int | None = None) -> Measure:
+    def of(cls, values: list[float], n: int | None = None, *, noise: float | None = None,
+           scale: float = 1.0) -> Measure:
         """Build a measure from one or more run values (the mean when several).
 
         ``n`` is the per-run sample count; pass it only if every run had it.
@@ -102,8 +113,22 @@ class Measure:
         if not vals:
             raise ValueError("Measure.of needs at least one value")
         if len(vals) == 1:
-            return cls(vals[0], n)
-        return cls(statistics.fmean(vals), n, tuple(vals))
+            return cls(vals[0], n, (), noise, False, scale)
+        return cls(statistics.fmean(vals), n, tuple(vals), noise, False, scale)
+
+    @property
+    def runs(self) -> int:
+        """Number of runs behind the value (1 without at least two repeats)."""
+        return len(self.repeats) if len(self.repeats) >= 2 else 1
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        return self.repeats if len(self.repeats) >= 2 else (self.value,)
+
+    @property
+    def proportion(self) -> bool:
+        """A sample proportion: it has ``n`` and lies in [0, scale]."""
+        return self.n is not None and not self.fixed and 0.0 <= self.value / self.scale <= 1.0
 
 
 class Outcome(str, Enum):
@@ -166,11 +191,14 @@ class Comparison:
 
     outcome: Outcome
     delta: float  # a.value - b.value
-    band: float | None  # half-width of the noise band (q*SE); None without one
+    band: float | None  # half-width of the noise band; None without one
     margin: float | None  # the difference that matters, if any
-    method: str  # "binomial" | "welch" | "tolerance" | "exact"
-    noise: str  # short phrase, e.g. "±0.025 at n=1319"
+    method: str  # "fisher" | "wilson" | "noise" | "tolerance" | "t" | "exact"
+    noise: str  # short phrase, e.g. "±0.025 at n=1319, Fisher p < 0.001"
     needed: str | None = None  # for CANT_TELL: what would decide it
+    lo: float | None = None  # the interval of delta (None for exact)
+    hi: float | None = None
+    p: float | None = None  # Fisher's p-value (method "fisher")
 
 
 @dataclass(frozen=True)
@@ -214,161 +242,82 @@ def fmt_delta(x: float) -> str:
     return text if text.startswith("-") else "+" + text
 
 
+
+
+def _fmt_p(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+
+
+def _fmt_df(df: float) -> str:
+    return str(int(df)) if float(df).is_integer() else f"{df:.1f}"
+
+
 # --------------------------------------------------------------------------
-# Quantiles
+# The noise of each side
 
 
-def z_quantile(p: float) -> float:
-    """Standard normal inverse CDF."""
-    return _NORMAL.inv_cdf(p)
+@dataclass(frozen=True)
+class _Side:
+    k: int  # runs behind the value
+    var: float  # per-run variance (0: none)
+    df: float  # degrees of freedom of var (inf: known)
+    kind: str  # "fixed" | "noise" | "tolerance" | "t" | "none"
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction for the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = 1.0
-    d = 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 20000):
-        m2 = 2 * m
-        for aa in (
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
+def _side(m: Measure, tol_sd: float | None, z: float) -> _Side:
+    k = m.runs
+    if m.fixed:
+        return _Side(1, 0.0, _INF, "fixed")
+    sigma, kind = (m.noise, "noise") if m.noise else (tol_sd, "tolerance") if tol_sd else (None, "none")
+    if k >= 2:
+        s2 = statistics.variance(m.repeats)
+        if sigma is not None:
+            spread = max(m.repeats) - min(m.repeats)
+            if spread <= z * sigma * math.sqrt(2) + _EPS or s2 <= sigma**2:
+                return _Side(k, sigma**2, _INF, kind)  # repeats agree: the known noise holds
+            return _Side(k, s2, k - 1, "t")  # they disagree beyond it: their own spread
+        return _Side(k, s2, k - 1, "t") if s2 > 0 else _Side(k, 0.0, _INF, "none")
+    return _Side(1, sigma**2, _INF, kind) if sigma is not None else _Side(1, 0.0, _INF, "none")
 
 
-def _betai(a: float, b: float, x: float, y: float) -> float:
-    """Regularized incomplete beta I_x(a, b), with ``y = 1 - x`` given exactly."""
-    if x <= 0.0:
-        return 0.0
-    if y <= 0.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, y) / b
+def _sides(a: Measure, b: Measure, tolerance: Tolerance | None, z: float) -> tuple[_Side, _Side, bool]:
+    """Both sides' noise; a single run with none borrows the other side's (third: borrowed)."""
+    tol_sd = tolerance.absolute(b.value) / z if tolerance is not None else None
+    sa, sb = _side(a, tol_sd, z), _side(b, tol_sd, z)
+    if sa.kind == "none" and sa.k == 1 and sb.var > 0:
+        return _Side(1, sb.var, sb.df, sb.kind), sb, True
+    if sb.kind == "none" and sb.k == 1 and sa.var > 0:
+        return sa, _Side(1, sa.var, sa.df, sa.kind), True
+    return sa, sb, False
 
 
-def _t_sf(t: float, df: float) -> float:
-    """Upper tail P(T > t) of Student's t with ``df`` degrees of freedom."""
-    if t < 0:
-        return 1.0 - _t_sf(-t, df)
-    t2 = t * t
-    return 0.5 * _betai(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))
+def _band_at(sa: _Side, sb: _Side, borrowed: bool, p: float, k: int | None = None) -> float:
+    """q·SE, with ``k`` runs on every non-fixed side when given (t sides then have k - 1 df)."""
+    def n_of(s: _Side) -> int:
+        return s.k if k is None or s.kind == "fixed" else k
+
+    def df_of(s: _Side) -> float:
+        return s.df if k is None or not math.isfinite(s.df) else k - 1
+
+    w = [(s.var / n_of(s), df_of(s)) for s in (sa, sb) if s.var > 0]
+    se2 = sum(x for x, _ in w)
+    df = next((d for _, d in w if math.isfinite(d)), _INF) if borrowed else _welch_df(w)
+    q = z_quantile(p) if math.isinf(df) else t_quantile(p, df)
+    return q * math.sqrt(se2)
 
 
-def _t_pdf(t: float, df: float) -> float:
-    log_pdf = (
-        math.lgamma((df + 1) / 2)
-        - math.lgamma(df / 2)
-        - 0.5 * math.log(df * math.pi)
-        - (df + 1) / 2 * math.log1p(t * t / df)
-    )
-    return math.exp(log_pdf)
-
-
-def t_quantile(p: float, df: float) -> float:
-    """Student t inverse CDF; ``df`` may be fractional, ``df=inf`` is the normal."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"probability must be strictly between 0 and 1, got {p}")
-    if math.isnan(df) or df <= 0:
-        raise ValueError(f"degrees of freedom must be positive, got {df}")
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    z = z_quantile(p)
-    if df > 1e5:  # Cornish-Fisher expansion: error far below 1e-9 here
-        z2 = z * z
-        g1 = (z2 + 1) * z / 4
-        g2 = ((5 * z2 + 16) * z2 + 3) * z / 96
-        g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384
-        return z + g1 / df + g2 / df**2 + g3 / df**3
-    # Solve log sf(t) = log(1 - p) on the bracket [lo, hi] (sf decreasing).
-    target = math.log(1.0 - p)
-    lo, hi = 0.0, max(2.0 * z, 1.0)
-    while math.log(_t_sf(hi, df)) > target:
-        lo, hi = hi, hi * 2.0
-    t = min(max(z, lo), hi)
-    for _ in range(200):
-        sf = _t_sf(t, df)
-        g = math.log(sf) - target
-        if g > 0:
-            lo = t
-        else:
-            hi = t
-        step = g * sf / _t_pdf(t, df)  # Newton on the log tail
-        new = t + step
-        if not lo < new < hi:
-            new = 0.5 * (lo + hi)
-        if abs(new - t) <= 1e-14 * max(1.0, abs(t)):
-            return new
-        t = new
-    return t
-
-
-def _two_sided_q(confidence: float, df: float = math.inf) -> float:
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
-    p = (1.0 + confidence) / 2.0
-    return z_quantile(p) if math.isinf(df) else t_quantile(p, df)
-
-
-def _smallest(start: int, ok: Callable[[int], bool], lowest: int) -> int:
-    """Smallest integer >= ``lowest`` with ``ok`` true, searching near ``start``.
-
-    ``ok`` must be monotone (false ... false true true ...).  Galloping
-    then bisecting, so a start that is far off (a value a hair away from its
-    limit asks for n in the 10^30s) costs a few dozen calls, not a loop.
-    """
-    hi = max(lowest, start)
-    step = 1
-    while not ok(hi):  # gallop up to a true
-        hi, step = hi + step, step * 2
-    lo, step = hi - 1, 1
-    while lo >= lowest and ok(lo):  # gallop down to a false (or below lowest)
-        hi, lo, step = lo, lo - step, step * 2
-    lo = max(lo, lowest - 1)
-    while hi - lo > 1:  # invariant: ok(hi), and lo < lowest or not ok(lo)
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def _ceil(x: float) -> int:
-    return math.ceil(x) if math.isfinite(x) else 1
+def _welch_df(w: list[tuple[float, float]]) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of variances ``(var/k, df)``."""
+    top = max((x for x, _ in w), default=0.0)
+    if top <= 0:
+        return _INF
+    u = [(x / top, d) for x, d in w]  # scaled: tiny variances must not underflow
+    den = sum(x * x / d for x, d in u if math.isfinite(d))
+    return sum(x for x, _ in u) ** 2 / den if den > 0 else _INF
 
 
 # --------------------------------------------------------------------------
 # compare
-
-
-def _is_prob(x: float) -> bool:
-    return 0.0 <= x <= 1.0
-
-
-def _runs(m: Measure) -> int:
-    """Number of runs behind the value (1 without at least two repeats)."""
-    return len(m.repeats) if len(m.repeats) >= 2 else 1
-
-
-def _var(m: Measure) -> float:
-    return statistics.variance(m.repeats) if _runs(m) >= 2 else 0.0
 
 
 def compare(
@@ -387,148 +336,225 @@ def compare(
         raise ValueError(f"cannot compare non-finite values {a.value!r} and {b.value!r}")
     if margin is not None and (math.isnan(margin) or margin < 0):
         raise ValueError(f"margin must not be negative, got {margin}")
-    delta = a.value - b.value
-    sided = [m for m in (a, b) if m.n is not None]
+    c = _pooled(a, b, margin, tolerance, confidence)
+    if c.outcome is not Outcome.DIFFERENT and (a.runs > 1 or b.runs > 1):
+        # Runs that each alone reach one decision keep it when pooled.
+        singles = _singles(a, b, margin, tolerance, confidence)
+        if singles is not None:
+            first = singles[0]
+            if first.outcome is Outcome.DIFFERENT:
+                return replace(c, outcome=Outcome.DIFFERENT, needed=None,
+                               noise=f"{c.noise}; each run alone differs ({first.noise})")
+            if c.outcome is Outcome.CANT_TELL and first.outcome is Outcome.SAME:
+                return replace(c, outcome=Outcome.SAME, needed=None,
+                               noise=f"{c.noise}; each run alone is within noise ({first.noise})")
+    return c
 
-    if sided and _is_prob(a.value) and _is_prob(b.value):
-        q = _two_sided_q(confidence)
-        pq = sum(m.value * (1 - m.value) for m in sided)
-        se2 = sum(m.value * (1 - m.value) / m.n for m in sided)  # type: ignore[operator]
-        band = q * math.sqrt(se2)
-        ns = "+".join(str(m.n) for m in sided) if a.n != b.n else str(a.n)
-        noise = f"±{fmt(band)} at n={ns}"
 
-        def needed_n() -> str | None:
-            if not margin:
+def _singles(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None,
+             confidence: float) -> list[Comparison] | None:
+    """Each pair of single runs compared, when they all agree (same outcome, same sign); else None."""
+    out: list[Comparison] = []
+    for x in dict.fromkeys(a.values):
+        for y in dict.fromkeys(b.values):
+            s = _pooled(replace(a, value=x, repeats=()), replace(b, value=y, repeats=()), margin, tolerance,
+                        confidence)
+            if s.outcome is Outcome.CANT_TELL or (out and (s.outcome is not out[0].outcome or (
+                    s.outcome is Outcome.DIFFERENT and (s.delta > 0) != (out[0].delta > 0)))):
                 return None
-            n = _smallest(
-                _ceil(q * q * pq / margin**2), lambda n: q * math.sqrt(pq / n) <= margin, 1
-            )
-            return f"n ≥ {n:,} per run"
-
-        return _decide(delta, band, margin, "binomial", noise, needed_n)
-
-    ka, kb = _runs(a), _runs(b)
-    if ka >= 2 or kb >= 2:
-        va, vb = _var(a), _var(b)
-        if ka < 2:
-            va = vb  # a single value borrows the other side's variance
-        if kb < 2:
-            vb = va
-        if va > 0 or vb > 0:
-            wa, wb = va / ka, vb / kb
-            if ka >= 2 and kb >= 2:
-                df = (wa + wb) ** 2 / (wa**2 / (ka - 1) + wb**2 / (kb - 1))
-            else:
-                df = max(ka, kb) - 1
-            band = _two_sided_q(confidence, df) * math.sqrt(wa + wb)
-            noise = f"±{fmt(band)} over {ka}+{kb} repeats"
-            s2 = va + vb
-
-            def needed_k() -> str | None:
-                if not margin:
-                    return None
-                p = (1.0 + confidence) / 2.0
-                k = _smallest(
-                    _ceil(z_quantile(p) ** 2 * s2 / margin**2),
-                    lambda k: t_quantile(p, 2 * k - 2) * math.sqrt(s2 / k) <= margin,
-                    2,
-                )
-                return f"≥ {k} repeats per side"
-
-            return _decide(delta, band, margin, "welch", noise, needed_k)
-        if tolerance is None:
-            same = abs(delta) <= _EPS
-            outcome = Outcome.SAME if same else Outcome.DIFFERENT
-            return Comparison(
-                outcome, delta, 0.0, margin, "exact", f"no spread over {ka}+{kb} repeats"
-            )
-
-    if tolerance is not None:
-        allowed = tolerance.absolute(b.value)
-        noise = f"tolerance ±{tolerance}"
-        if tolerance.relative:
-            noise += f" (±{fmt(allowed)})"
-        outcome = Outcome.SAME if abs(delta) <= allowed + _EPS else Outcome.DIFFERENT
-        return Comparison(outcome, delta, None, allowed, "tolerance", noise)
-
-    outcome = Outcome.SAME if abs(delta) <= _EPS else Outcome.DIFFERENT
-    return Comparison(outcome, delta, None, margin, "exact", "no noise estimate")
+            out.append(s)
+    return out
 
 
-def _decide(
-    delta: float,
-    band: float,
-    margin: float | None,
-    method: str,
-    noise: str,
-    needed: Callable[[], str | None],
-) -> Comparison:
-    if abs(delta) > band + _EPS:
+def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None,
+            confidence: float) -> Comparison:
+    delta = a.value - b.value
+    p = (1.0 + confidence) / 2.0
+    z = _two_sided_q(confidence)
+
+    if a.proportion and b.proportion:
+        s = a.scale
+        pa, pb = a.value / a.scale, b.value / b.scale
+        na, nb = a.n or 1, b.n or 1
+        lo, hi = (x * s for x in newcombe(pa, na, pb, nb, z))
+        pval = fisher_exact(round(pa * na), na, round(pb * nb), nb)
+        ns = str(na) if na == nb else f"{na}+{nb}"
+        noise = f"±{fmt((hi - lo) / 2)} at n={ns}, Fisher {_fmt_p(pval)}"
+
+        def half_n(n: int) -> float:
+            lo_n, hi_n = newcombe(pa, n, pb, n, z)
+            return (hi_n - lo_n) / 2 * s
+
+        return _decide(delta, lo, hi, pval < 1.0 - confidence, margin, "fisher", noise,
+                       lambda: _needed_n(half_n, margin, s, (pa, pb), z), pval)
+
+    if a.proportion or b.proportion:
+        prop = a if a.proportion else b
+        s = prop.scale
+        pp, n0 = prop.value / s, prop.n or 1
+        lo_p, hi_p = wilson(pp, n0, z)
+        lo, hi = (lo_p * s - b.value, hi_p * s - b.value) if prop is a else (a.value - hi_p * s, a.value - lo_p * s)
+        noise = f"±{fmt((hi - lo) / 2)} at n={n0}, Wilson"
+
+        def half_w(n: int) -> float:
+            lo_n, hi_n = wilson(pp, n, z)
+            return (hi_n - lo_n) / 2 * s
+
+        return _decide(delta, lo, hi, lo > 0 or hi < 0, margin, "wilson", noise,
+                       lambda: _needed_n(half_w, margin, s, (pp,), z))
+
+    sa, sb, borrowed = _sides(a, b, tolerance, z)
+    if sa.var == 0 and sb.var == 0:
+        same = abs(delta) <= _EPS
+        if a.runs > 1 or b.runs > 1:
+            counts = "+".join(str(m.runs) for m in (a, b) if not m.fixed)
+            return Comparison(Outcome.SAME if same else Outcome.DIFFERENT, delta, 0.0, margin, "exact",
+                              f"no spread over {counts} repeats")
+        return Comparison(Outcome.SAME if same else Outcome.DIFFERENT, delta, None, margin, "exact",
+                          "no noise estimate")
+    band = _band_at(sa, sb, borrowed, p)
+    kinds = {sa.kind, sb.kind}
+    counts = "+".join(str(s.k) for s in (sa, sb) if s.kind != "fixed")
+    if "t" in kinds:
+        df = next(s.df for s in (sa, sb) if s.kind == "t") if borrowed else None
+        method, how = "t", f"over {counts} repeats (t"
+        if df is None:
+            df = _welch_df([(s.var / s.k, s.df) for s in (sa, sb) if s.var > 0])
+        how += f", {_fmt_df(df)} df)"
+    elif "noise" in kinds:
+        sd = math.sqrt(max(s.var for s in (sa, sb)))
+        method, how = "noise", f"from run noise ±{fmt(sd)} SD" + (f" over {counts} runs" if counts not in ("1", "1+1") else "")
+    else:
+        method, how = "tolerance", f"from tolerance ±{tolerance}" + (f" over {counts} runs" if counts not in ("1", "1+1") else "")
+    noise = f"±{fmt(band)} {how}"
+    both = sa.kind != "fixed" and sb.kind != "fixed"
+
+    def needed_k() -> str | None:
+        if not margin:
+            return None
+        k = _search(2, lambda k: _band_at(sa, sb, borrowed, p, k) <= margin, 2)
+        return None if k is None else f"≥ {k} repeats per side" if both else f"≥ {k} repeats"
+
+    return _decide(delta, delta - band, delta + band, abs(delta) > band + _EPS, margin, method, noise, needed_k)
+
+
+def _search(start: int, ok: Callable[[int], bool], lowest: int) -> int | None:
+    """:func:`_smallest`, or None when no count a float can hold would do."""
+    try:
+        return _smallest(start, ok, lowest)
+    except (OverflowError, ZeroDivisionError):
+        return None
+
+
+def _needed_n(half: Callable[[int], float], margin: float | None, scale: float, ps: tuple[float, ...],
+              z: float) -> str | None:
+    if not margin:
+        return None
+    pq = sum(max(x * (1 - x), 1e-6) for x in ps)
+    start = _ceil(z * z * pq * scale * scale / margin**2)
+    n = _search(start, lambda n: half(n) <= margin, 1)
+    return None if n is None else f"n ≥ {n:,} per run"
+
+
+def _decide(delta: float, lo: float, hi: float, different: bool, margin: float | None, method: str,
+            noise: str, needed: Callable[[], str | None], p: float | None = None) -> Comparison:
+    band = (hi - lo) / 2
+    if different:
         outcome = Outcome.DIFFERENT
     elif margin is None or band <= margin:
         outcome = Outcome.SAME
     else:
-        return Comparison(Outcome.CANT_TELL, delta, band, margin, method, noise, needed())
-    return Comparison(outcome, delta, band, margin, method, noise)
+        return Comparison(Outcome.CANT_TELL, delta, band, margin, method, noise, needed(), lo, hi, p)
+    return Comparison(outcome, delta, band, margin, method, noise, None, lo, hi, p)
+
+
+# --------------------------------------------------------------------------
+# Direction
+
+
+WORDS = ("better_than", "worse_than", "no_worse_than", "passes", "fails")
+
+
+def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]:
+    """Read ``a`` vs ``b`` for a direction: True, False or None (can't tell).
+
+    better_than / worse_than: beyond noise that way (within noise: False);
+    no_worse_than: not worse beyond noise; passes / fails: a threshold, beyond
+    noise either way (within noise: None; exactly at it, with no noise: passes).
+    """
+    sign = 1.0 if direction == "higher" else -1.0
+    better = c.outcome is Outcome.DIFFERENT and sign * c.delta > 0
+    worse = c.outcome is Outcome.DIFFERENT and sign * c.delta < 0
+    unsure = c.outcome is Outcome.CANT_TELL
+    if word == "better_than":
+        return True if better else None if unsure else False
+    if word == "worse_than":
+        return True if worse else None if unsure else False
+    if word == "no_worse_than":
+        return False if worse else None if unsure else True
+    at_it = c.method == "exact" and c.outcome is Outcome.SAME
+    if word == "passes":
+        return True if better or at_it else False if worse else None
+    if word == "fails":
+        return True if worse else False if better or at_it else None
+    raise ValueError(f"unknown direction word {word!r}; expected one of {', '.join(WORDS)}")
 
 
 # --------------------------------------------------------------------------
 # at_least / below
 
 
-def _check(a: Measure, limit: float, confidence: float, upper: bool) -> Check:
+def _check(a: Measure, limit: float, confidence: float, upper: bool, tolerance: Tolerance | None) -> Check:
     """Shared body: ``upper`` False for at_least, True for below."""
     if not math.isfinite(a.value):
         raise ValueError(f"cannot check non-finite value {a.value!r}")
-    v = a.value
+    fixed = Measure(limit, fixed=True)
+    c = compare(a, fixed, tolerance=tolerance, confidence=confidence)
+    result = _side_of(c, upper)
+    noise = c.noise
+    if result is None and a.runs > 1:
+        # Runs that each alone land on one side of the limit keep it when pooled.
+        singles = {_side_of(compare(replace(a, value=x, repeats=()), fixed, tolerance=tolerance,
+                                    confidence=confidence), upper) for x in a.values}
+        if len(singles) == 1 and None not in singles:
+            result = singles.pop()
+            noise += "; each run alone agrees"
+    needed = None
+    if result is None and abs(a.value - limit) > 0:
+        needed = _needed_decide(a, fixed, tolerance, confidence)
+    return Check(result, c.band, noise, needed)
 
-    def verdict(band: float) -> bool | None:
-        if upper:  # below
-            return True if v + band < limit else False if v - band >= limit else None
-        return True if v - band >= limit else False if v + band < limit else None
 
-    gap = abs(v - limit)
+def _side_of(c: Comparison, upper: bool) -> bool | None:
+    at_or_above = judge(c, "passes", "higher")
+    return at_or_above if at_or_above is None or not upper else not at_or_above
+
+
+def _needed_decide(a: Measure, fixed: Measure, tolerance: Tolerance | None, confidence: float) -> str | None:
+    """The n per run, or the repeats, that would put ``fixed`` outside a's band."""
+    decided = lambda m: compare(m, fixed, tolerance=tolerance, confidence=confidence).outcome is Outcome.DIFFERENT  # noqa: E731
+    if a.proportion:
+        z = _two_sided_q(confidence)
+        pp = a.value / a.scale
+        gap = abs(a.value - fixed.value) / a.scale
+        start = _ceil(z * z * max(pp * (1 - pp), 1e-6) / gap**2)
+        n = _search(start, lambda n: decided(replace(a, n=n)), 1)
+        return None if n is None else f"n ≥ {n:,}"
+    z = _two_sided_q(confidence)
+    sa, sb, borrowed = _sides(a, fixed, tolerance, z)
+    if sa.var == 0:
+        return None
     p = (1.0 + confidence) / 2.0
-    if a.n is not None and _is_prob(v):
-        q = _two_sided_q(confidence)
-        pq = v * (1 - v)
-        band = q * math.sqrt(pq / a.n)
-        noise = f"±{fmt(band)} at n={a.n}"
-        result = verdict(band)
-        needed = None
-        if result is None and gap > 0:
-            n = _smallest(
-                _ceil(q * q * pq / gap**2),
-                lambda n: verdict(q * math.sqrt(pq / n)) is not None,
-                1,
-            )
-            needed = f"n ≥ {n:,}"
-        return Check(result, band, noise, needed)
-    k = _runs(a)
-    if k >= 2:
-        s = math.sqrt(_var(a))
-        band = t_quantile(p, k - 1) * s / math.sqrt(k)
-        noise = f"±{fmt(band)} over {k} repeats"
-        result = verdict(band)
-        needed = None
-        if result is None and gap > 0:
-            k = _smallest(
-                _ceil((z_quantile(p) * s / gap) ** 2),
-                lambda k: verdict(t_quantile(p, k - 1) * s / math.sqrt(k)) is not None,
-                2,
-            )
-            needed = f"≥ {k} repeats"
-        return Check(result, band, noise, needed)
-    _two_sided_q(confidence)  # validate confidence even without a band
-    return Check(verdict(0.0), None, "no noise estimate")
+    gap = abs(a.value - fixed.value)
+    k = _search(2, lambda k: _band_at(sa, sb, borrowed, p, k) < gap, 2)
+    return None if k is None else f"≥ {k} repeats"
 
 
-def at_least(a: Measure, limit: float, *, confidence: float = 0.95) -> Check:
+def at_least(a: Measure, limit: float, *, confidence: float = 0.95, tolerance: Tolerance | None = None) -> Check:
     """Is ``a`` at least ``limit``?  True / False / None (can't tell)."""
-    return _check(a, limit, confidence, upper=False)
+    return _check(a, limit, confidence, False, tolerance)
 
 
-def below(a: Measure, limit: float, *, confidence: float = 0.95) -> Check:
+def below(a: Measure, limit: float, *, confidence: float = 0.95, tolerance: Tolerance | None = None) -> Check:
     """Is ``a`` below ``limit``?  True / False / None (can't tell)."""
-    return _check(a, limit, confidence, upper=True)
+    return _check(a, limit, confidence, True, tolerance)

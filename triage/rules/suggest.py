@@ -282,7 +282,7 @@ def _describe(outcomes: Sequence[Outcome]) -> tuple[str, ...]:
             lines.append(f"{o.label} ⇒ {o.says}")
     unread = list(dict.fromkeys(h for o in outcomes for h in o.maybe))
     if unread:
-        lines.append(f"no prediction for {', '.join(unread)}: its result decides through a rule or manual evidence")
+        lines.append(f"no prediction for {', '.join(unread)}: a rule or manual evidence decides it")
     return tuple(lines)
 
 
@@ -293,9 +293,11 @@ def _sample_advice(state: RecipeState, ctx: Context) -> str:
     decides them all."""
     runs = [r for r in ctx.by_config.get(state.recipe, []) if r.key in state.valid]
     metric = ctx.spec.metric
-    ns = [int(x.replace(",", "")) for need in state.needed for x in re.findall(r"n ≥ ([\d,]+)", need)]
-    ks = [int(x) for need in state.needed for x in re.findall(r"≥ (\d+) repeats", need)]
-    bits = []
+    beyond = [need for need in state.needed if "full benchmark" in need]  # already advice (a metric's n_max)
+    needs = [need for need in state.needed if need not in beyond]
+    ns = [int(x.replace(",", "")) for need in needs for x in re.findall(r"n ≥ ([\d,]+)", need)]
+    ks = [int(x) for need in needs for x in re.findall(r"≥ (\d+) repeats", need)]
+    bits = beyond[:1]
     if ns:
         have = sorted({r.metrics[metric][1] for r in runs if metric in r.metrics and r.metrics[metric][1]})
         had = f" (it had n={', '.join(str(x) for x in have)})" if have else ""
