@@ -102,7 +102,7 @@ def test_add_run_is_idempotent_and_merges(cli, seeded, tmp_path: Path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--metric", "gsm8k=high"], "--metric 'gsm8k=high': expected NAME=VALUE or NAME=VALUE/N"),
+        (["--metric", "gsm8k=high"], "--metric 'gsm8k=high': expected NAME=VALUE, NAME=VALUE/N or NAME=V1,V2,V3 (repeats)"),
         (["--metric", "gsm8k=0.9/0"], "the sample count after '/' must be a whole number from 1 to 2,147,483,647"),
         (["--metric", "gsm8k=nan"], "the value must be a finite number"),
         (["--metric", "gsm8k=1e999"], "the value must be a finite number"),

@@ -141,3 +141,32 @@ def test_runs_delete_keeps_the_record_in_history(cli, seeded):
                       (("28873810961", "--because", " "), "--because must say why")):
         r = cli("runs", "delete", *args)
         assert r.code == 2 and msg in r.err
+
+
+def test_repeats_in_one_call_are_runs_of_the_config(cli, seeded):
+    data = _json(cli, "add-run", "--pr", "30433", "--run-id", "29400000000", "--config", BASE,
+                 "--metric", "gsm8k=0.881,0.879,0.884/1319", "--metric", "neg_slots=0", "--status", "failed")
+    assert [(r["run_id"], r["metrics"]["gsm8k"]["value"], r["metrics"]["gsm8k"]["n"], r["metrics"]["neg_slots"]["value"])
+            for r in data["runs"]] == [("29400000000-r1", 0.881, 1319, 0.0), ("29400000000-r2", 0.879, 1319, 0.0),
+                                       ("29400000000-r3", 0.884, 1319, 0.0)]
+    runs = {r["run_id"] for r in _json(cli, "runs", "list", "--pr", "30433")}
+    assert {"29400000000-r1", "29400000000-r2", "29400000000-r3"} <= runs
+
+
+@pytest.mark.parametrize("metrics, message", [
+    (["gsm8k=0.88,0.87", "neg_slots=0,1,2"], "repeat lists of different lengths (2, 3)"),
+    (["gsm8k=0.88,,0.87"], "an empty repeat"),
+    (["gsm8k=high"], "NAME=V1,V2,V3 (repeats)"),
+])
+def test_bad_repeats_are_refused(cli, seeded, metrics, message):
+    before = _json(cli, "runs", "list", "--pr", "30433")
+    args = [x for m in metrics for x in ("--metric", m)]
+    r = cli("add-run", "--pr", "30433", "--run-id", "5", "--config", BASE, "--status", "failed", *args)
+    assert r.code == 2 and message in r.err, r.err
+    assert _json(cli, "runs", "list", "--pr", "30433") == before
+
+
+def test_repeats_and_a_log_do_not_mix(cli, seeded):
+    r = cli("add-run", "--pr", "30433", "--run-id", "5", "--config", BASE, "--metric", "gsm8k=0.88,0.87",
+            "--log", "examples/logs/nightly-base.log.gz")
+    assert r.code == 2 and "--log reads one run" in r.err

@@ -284,7 +284,7 @@ def add_run(
     pr: PR_OPT,
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="The CI run id (required unless --from-github).")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The config (leg) name; run id + config is the identity.")] = None,
-    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N], repeatable; N is the sample count.")] = None,
+    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N] (N: the sample count), repeatable; NAME=V1,V2,V3 records repeats of the config.")] = None,
     status: Annotated[Optional[str], typer.Option("--status", help="passed, failed, crashed, cancelled or error (required for a new run).")] = None,
     set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
     log: Annotated[Optional[str], typer.Option("--log", help="A log file (plain or gzip, - for stdin): extract metrics and match known failures.")] = None,
@@ -313,6 +313,8 @@ def add_run(
           --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
       triage add-run --pr 30433 --run-id 28873810961 \\
           --config kimik26-fp8-1k1k-1p1d --log job.log.gz
+      triage add-run --pr 128 --run-id 7001 --config e2e \\
+          --metric wall_s=1486.0,1487.4 --status failed   # two repeats: runs 7001-r1, 7001-r2
       triage add-run --pr 30433 --from-github 28907609511 --config-from '\\((.+)\\)'
 
     A second call with the same run id and config updates that run: metrics
@@ -349,28 +351,35 @@ def add_run(
         raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
     if config_from is not None:
         raise InputError("--config-from goes with --from-github")
-    data = store.RunInput(
-        run_id=parse.check_text("--run-id", run_id, required=True),
+    repeats = parse.parse_repeats(metric) if metric else [None]
+    if len(repeats) > 1 and log is not None:
+        raise InputError("--log reads one run: give repeats (--metric NAME=V1,V2,…) without --log")
+    base_id = parse.check_text("--run-id", run_id, required=True)
+    items = [store.RunInput(
+        run_id=base_id if len(repeats) == 1 else f"{base_id}-r{i}",  # one run per repeat, pooled as repeats
         config=parse.check_text("--config", config, required=True),
         status=parse.parse_status(status),
-        metrics=parse.parse_metrics(metric or []) if metric else None,
+        metrics=metrics,
         provenance=provenance,
         url=parse.check_text("--url", url),
         time=parse.parse_time(time),
         note=parse.check_text("--note", note),
-    )
+    ) for i, metrics in enumerate(repeats, 1)]
     url_db, _ = _open(create=True)
+    recorded = []
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
-        _check_names(s, inv, data, strict)
-        if log is not None:
-            from triage.ingest.logread import read_log_into
+        _check_names(s, inv, items[0], strict)
+        for data in items:
+            if log is not None:
+                from triage.ingest.logread import read_log_into
 
-            for line in read_log_into(s, inv, data, log):
-                _err(line)
-        row, created = store.upsert_run(s, inv.id, data)
+                for line in read_log_into(s, inv, data, log):
+                    _err(line)
+            row, created = store.upsert_run(s, inv.id, data)
+            recorded.append((row, created, []))
         _, _, changed = _evaluate(s, inv)
-    _print_recorded([(row, created, [])], changed, format)
+    _print_recorded(recorded, changed, format)
 
 
 def _check_names(s: Any, inv: Any, data: Any, strict: bool) -> None:

@@ -66,7 +66,8 @@ def parse_metric(text: str) -> tuple[str, dict]:
 
     ``fail_rate=3/20`` is a count: 3 of 20 iterations failed -> {"value": 0.15, "n": 20}.
     """
-    hint = f"--metric {text!r}: expected NAME=VALUE or NAME=VALUE/N, e.g. gsm8k=0.878/1319"
+    hint = (f"--metric {text!r}: expected NAME=VALUE, NAME=VALUE/N or NAME=V1,V2,V3 (repeats), "
+            "e.g. gsm8k=0.878/1319 or p99_ms=141.2,138.5,140.1")
     name, sep, rest = text.partition("=")
     name = name.strip()
     if not sep or not _NAME.match(name):
@@ -103,6 +104,33 @@ def parse_metrics(items: Iterable[str]) -> dict[str, dict]:
             raise InputError(f"--metric {name} given twice")
         out[name] = value
     return out
+
+
+#: at most this many repeats in one --metric
+MAX_REPEATS = 1000
+
+
+def parse_repeats(items: Iterable[str]) -> list[dict[str, dict]]:
+    """``--metric`` values, one dict per repeat: ``p99_ms=141.2,138.5,140.1`` is
+    three repeats (with ``/N`` after the last value when every one had N).  A
+    metric given once applies to every repeat; lists must agree in length."""
+    items = list(items)
+    split: dict[str, list[str]] = {}
+    for item in items:
+        name, sep, rest = item.partition("=")
+        values, slash, n_text = rest.partition("/")
+        parts = values.split(",")
+        if len(parts) > MAX_REPEATS:
+            raise InputError(f"--metric {name.strip()}: at most {MAX_REPEATS:,} repeats in one call")
+        if any(not p.strip() for p in parts) and len(parts) > 1:
+            raise InputError(f"--metric {item!r}: an empty repeat; give NAME=V1,V2,V3 (repeats of one config)")
+        split[item] = [f"{name}{sep}{p.strip()}{slash}{n_text}" for p in parts]
+    counts = {len(v) for v in split.values() if len(v) > 1}
+    if len(counts) > 1:
+        raise InputError("--metric: repeat lists of different lengths "
+                         f"({', '.join(str(c) for c in sorted(counts))}); give each metric once or as many times")
+    k = counts.pop() if counts else 1
+    return [parse_metrics([v[i] if len(v) > 1 else v[0] for v in split.values()]) for i in range(k)]
 
 
 def parse_assignments(items: Iterable[str], flag: str = "--set") -> dict[str, str]:
