@@ -1,0 +1,440 @@
+"""The command line's shared parts: the app, global options, opening the knowledge base,
+printing, and the edge where every error becomes one message and an exit code."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Callable, Iterator, List, Optional
+
+import typer
+
+from triage import __version__
+from triage.errors import InputError, TriageError
+
+HELP = """\
+Keep a CI investigation as data: runs, hypotheses and evidence in a SQL
+knowledge base; YAML rules decide what each run rules out or confirms; the
+report is the PR comment.
+
+Example (the bundled investigation, sgl-project/sglang#30433):
+
+\b
+  triage import examples/kimik26-disagg.runs.jsonl
+  triage report --pr 30433 --format text
+  triage add-run --pr 30433 --run-id 29300000000 --config kimik26-fp8-1k1k-1p1d \\
+      --metric gsm8k=0.881/1319 --status failed --set image=latest
+
+The knowledge base is ./kb.sqlite unless --db or TRIAGE_DB names another
+(any SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db). Rule files are
+read from ./rules unless --rules or TRIAGE_RULES says otherwise.
+"""
+
+
+app = typer.Typer(
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+
+runs_app = typer.Typer(help="List runs, exclude or re-include them, delete a mistaken one.", no_args_is_help=True)
+
+
+evidence_app = typer.Typer(help="Record manual evidence (a code reading, a config diff).", no_args_is_help=True)
+
+
+signatures_app = typer.Typer(help="Known-failure signatures: list them, draft new ones from a log.", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+app.add_typer(evidence_app, name="evidence")
+app.add_typer(signatures_app, name="signatures")
+
+
+db_app = typer.Typer(help="The knowledge base's schema: its version, and upgrading it.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+class State:
+    db: Optional[str] = None
+    rules: Optional[list[str]] = None
+
+
+state = State()
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"triage {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    db: Annotated[Optional[str], typer.Option("--db", help="Knowledge base: a SQLite path or SQLAlchemy URL [env: TRIAGE_DB; default: ./kb.sqlite].")] = None,
+    rules: Annotated[Optional[List[str]], typer.Option("--rules", help="Rule file or directory (repeatable) [env: TRIAGE_RULES; default: ./rules].")] = None,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    state.db = db
+    state.rules = rules
+
+
+def _rule_paths() -> list[str]:
+    if state.rules:
+        return list(state.rules)
+    env = os.environ.get("TRIAGE_RULES")
+    if env:
+        return [p for p in env.split(os.pathsep) if p]
+    return ["rules"] if Path("rules").is_dir() else []
+
+
+def _open(create: bool = False) -> tuple[str, Any]:
+    """Validate rule files (nothing written if any is bad), then sync them.
+
+    Only commands that record runs or read rule files alone (``create``:
+    add-run, import, scan, signatures) may start a new SQLite knowledge base;
+    any other says there is none."""
+    from triage.kb import store
+    from triage.rules.cache import load_rules
+    from triage.rules.loader import RuleSet
+
+    paths = _rule_paths()
+    ruleset = load_rules(paths) if paths else RuleSet([])
+    url = store.resolve_url(state.db)
+    missing = None if create else store.missing_file(url)
+    if missing is not None:
+        raise InputError(f"no knowledge base at {missing}: record runs first (`triage import FILE` or "
+                         "`triage add-run …`), or name one with --db or TRIAGE_DB")
+    store.sync_on_open(url, ruleset)
+    return url, ruleset
+
+
+# Control characters (ESC sequences, CR overwrites, bells) and bidirectional
+# overrides in stored or logged text would act on the terminal or reorder
+# what it shows: they are printed as escapes. Tabs and newlines stay.
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _safe(text: Any) -> str:
+    """Text as a terminal should show it: every unsafe character escaped."""
+    s = "" if text is None else str(text)
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", s)
+
+
+def _cell(text: Any) -> Any:
+    """A Rich table cell that shows stored text as it is: no markup read in it, nothing unsafe."""
+    from rich.text import Text
+
+    return Text(_safe(text))
+
+
+def _out(message: str) -> None:
+    typer.echo(_safe(message))
+
+
+def _err(message: str) -> None:
+    typer.echo(_safe(message), err=True)
+
+
+def _write(text: str, output: Optional[Path]) -> None:
+    if output is None or str(output) == "-":
+        sys.stdout.write(_safe(text) if sys.stdout.isatty() else text)
+        return
+    tmp = output.with_name(output.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(output)
+    except OSError as e:
+        raise InputError(f"-o {output}: {e.strerror}") from None
+    _err(f"wrote {output}")
+
+
+@contextmanager
+def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[int], None]]]:
+    """A progress bar (bytes of ``total``) on stderr while the body runs, only
+    when stderr is a terminal; yields ``update(completed)`` (None: no bar)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda completed: bar.update(task, completed=completed)
+
+
+def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
+    """Evaluate and store; keep the report's view of it, so that the next
+    report of an unchanged knowledge base reads it instead of evaluating."""
+    bundle, ev, changed, _ = _evaluate_kept(s, inv)
+    return bundle, ev, changed
+
+
+def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50) -> tuple[Any, Any, dict, dict]:
+    """:func:`_evaluate`, and the view model with the newest ``runs`` runs."""
+    from triage.kb import snapshot, store
+    from triage.render.report import DEFAULT_RUNS, build
+    from triage.rules.engine import evaluate
+
+    store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
+    bundle = store.load_bundle(s, inv)
+    ev = evaluate(bundle)
+    changed = store.store_evaluation(s, inv.id, ev)
+    model = build(bundle, ev, runs_limit=runs)
+    if runs == DEFAULT_RUNS:
+        untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses if h.id in ev.untested]
+        snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested})
+    return bundle, ev, changed, model
+
+
+def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
+           full: bool = False) -> tuple[str, dict]:
+    """Evaluate one investigation; its view model (and the database URL).
+
+    ``since`` adds the "new since" line: ``last-post``, a time or an age;
+    ``post``: the line the posted comment carries (``store.post_since_view``).
+    ``runs``: the newest runs the runs table shows (None: all).  When nothing
+    the evaluation depends on changed since the last one, the stored
+    evaluation is read instead (``full`` evaluates all the same).
+    """
+    from triage.kb import snapshot, store
+    from triage.render.report import DEFAULT_RUNS, _dispatch_line
+    from triage.rules.similar import DEFAULT_THRESHOLD
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        fp = snapshot.fingerprint(s, inv.id)
+        kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
+        if kept is not None:
+            model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
+        else:
+            bundle, ev, _, model = _evaluate_kept(s, inv, runs)
+            no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
+        if since == "post":
+            model["since"] = store.post_since_view(s, inv)
+        else:
+            model["since"] = _since(s, inv, since)
+        if kept is not None and "similar" in kept:
+            model["similar"] = kept["similar"]
+        else:
+            model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+            if runs == DEFAULT_RUNS:
+                version = kept["others"] if kept is not None else snapshot.others(s)
+                snapshot.write_similar(s, inv.id, version, model["similar"])
+        # what autopilot started changes without the runs: read it every time
+        model["dispatched"] = [_dispatch_line(d) for d in store.dispatches(s, inv.id)]
+    return url, model
+
+
+class _Untested:
+    """A hypothesis no recipe tests, as "Seen elsewhere" compares it."""
+
+    def __init__(self, id: str, title: str, text: str) -> None:
+        self.id, self.title, self.text = id, title, text
+
+
+def _fitted(model: dict, templates: Optional[str]) -> str:
+    """The comment as posted: shortened to GitHub's limit, saying so on stderr."""
+    from triage.render.fit import fit
+    from triage.render.report import to_markdown
+
+    fitted = fit(model, render=lambda m: to_markdown(m, templates))
+    if fitted.note:
+        _err(f"shortened to fit GitHub's comment limit: {fitted.note}")
+    return fitted.body
+
+
+FORMAT_OPT = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
+
+
+WIDE_OPT = Annotated[bool, typer.Option("--wide", help="Every column in full, whatever the terminal's width.")]
+
+
+def _json_out(data: Any) -> None:
+    import json
+
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _console(wide: bool = False) -> Any:
+    """A console that prints stored text as text (no markup), at the terminal's width."""
+    from rich.console import Console
+
+    return Console(highlight=False, markup=False, emoji=False, width=200 if wide else None)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+#: PR numbers are 32-bit integers in the knowledge base (PostgreSQL's integer).
+
+
+MAX_PR = 2**31 - 1
+
+
+PR_OPT = Annotated[int, typer.Option("--pr", help="The PR (or issue) number of the investigation.", min=1, max=MAX_PR)]
+
+
+REPO_OPT = Annotated[Optional[str], typer.Option("--repo", help="OWNER/NAME, where several investigations share a PR number.")]
+
+
+TEMPLATES_OPT = Annotated[Optional[str], typer.Option("--templates", help="A directory whose templates override ours [env: TRIAGE_TEMPLATES].")]
+
+
+def _print_changes(changed: dict) -> None:
+    for hid, (before, after) in sorted(changed.items()):
+        if before is not None:
+            _out(f"  {hid}: {before} → {after}")
+
+
+def _check_format(value: str, *allowed: str) -> None:
+    if value not in allowed:
+        raise InputError(f"--format {value!r}: expected {', '.join(allowed[:-1])} or {allowed[-1]}")
+
+
+def _terminal(output: Optional[Path]) -> tuple[int, bool]:
+    """Width and colour for text written to a terminal (110 columns, no colour otherwise)."""
+    if output is None and sys.stdout.isatty():
+        import shutil
+
+        return max(80, shutil.get_terminal_size().columns), not os.environ.get("NO_COLOR")
+    return 110, False
+
+
+def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
+    """Hypotheses of other investigations that read like ``hypotheses``, with how they were decided."""
+    from dataclasses import replace
+
+    from triage.kb import elsewhere
+    from triage.rules import similar
+
+    matches = similar.find_similar(hypotheses, elsewhere.known_hypotheses(s, inv.id), threshold=min_score)
+    decided = {(k.investigation, k.id): k for k in elsewhere.decisions_of(s, [x.other for x in matches])}
+    return [similar.view(replace(x, other=decided[(x.other.investigation, x.other.id)])) for x in matches]
+
+
+def _since(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:
+    from triage.ingest.runs import parse_since
+    from triage.kb import store
+
+    if since is None:
+        return None
+    if since == "last-post":
+        at = store.last_post_time(s, inv.id)
+        if at is None:
+            raise InputError(f"--since last-post: {inv.repo}#{inv.pr} has no posted report yet; "
+                             "give a time (2026-06-26T12:00Z) or an age (2d)")
+        label = f"the last report ({at:%Y-%m-%d %H:%M} UTC)"
+    else:
+        at = parse_since(since, store.now())
+        label = f"{at:%Y-%m-%d %H:%M} UTC"
+    return store.since_view(s, inv, at, label)
+
+
+SINCE_HELP = "Add a 'new since' line: last-post, an ISO 8601 time, or an age such as 12h, 2d, 1w."
+
+
+def _runs_limit(value: str) -> Optional[int]:
+    """``--runs``: a count of newest runs, or ``all`` (None)."""
+    if value.strip().lower() == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise InputError(f"--runs {value}: give a number of runs (0 or more) or all")
+    return n
+
+
+RECORDS_FORMAT_OPT = Annotated[Optional[str], typer.Option("--format", "-f", help="jsonl or csv [default: by the file's extension; jsonl].")]
+
+
+def _usage_errors() -> Any:
+    from typer._click import exceptions  # typer vendors click from 0.29 on (pinned)
+
+    return exceptions
+
+
+GLOBAL_OPTIONS = ("--db", "--rules")
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """Move ``--db``/``--rules`` given after the subcommand to before it, so
+    ``triage report --pr 1 --db x.sqlite`` means what it says."""
+    out: list[str] = []
+    moved: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        name = arg.partition("=")[0]
+        if name in GLOBAL_OPTIONS and out:
+            if "=" in arg:
+                moved.append(arg)
+                i += 1
+                continue
+            if i + 1 < len(argv):
+                moved += argv[i:i + 2]
+                i += 2
+                continue
+        out.append(arg)
+        i += 1
+    return moved + out
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    click = _usage_errors()
+    argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
+    try:
+        rv = app(args=argv, prog_name="triage", standalone_mode=False)
+    except click.UsageError as e:
+        where = e.ctx.command_path if e.ctx is not None else "triage"
+        _err(f"Error: {e.format_message()} (see '{where} --help')")
+        raise SystemExit(2) from None
+    except click.ClickException as e:
+        _err(f"Error: {e.format_message()}")
+        raise SystemExit(e.exit_code) from None
+    except typer.Abort:
+        _err("Aborted.")
+        raise SystemExit(130) from None
+    except TriageError as e:
+        lines = e.lines()
+        if len(lines) == 1:
+            _err(f"Error: {lines[0]}")
+        else:
+            for line in lines:
+                _err(line)
+            _err(f"Error: {len(lines)} problems; nothing was loaded")
+        raise SystemExit(e.exit_code) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except Exception as e:  # the database or another library failed
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if isinstance(e, SQLAlchemyError):
+            detail = " ".join(str(getattr(e, "orig", None) or e).split())
+            _err(f"Error: the knowledge base failed: {detail}")
+            raise SystemExit(1) from None
+        raise
+    raise SystemExit(rv if isinstance(rv, int) else 0)

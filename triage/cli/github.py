@@ -1,0 +1,160 @@
+"""Commands that talk to GitHub as the bot: post, serve."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from triage.cli.base import (
+    FORMAT_OPT,
+    PR_OPT,
+    REPO_OPT,
+    TEMPLATES_OPT,
+    _check_format,
+    _fitted,
+    _json_out,
+    _model,
+    _open,
+    app,
+)
+from triage.errors import InputError
+
+
+@app.command()
+def post(
+    pr: PR_OPT,
+    repo: REPO_OPT = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the request and the comment it would send; send nothing.")] = False,
+    bot_login: Annotated[Optional[str], typer.Option(
+        "--bot-login",
+        help="The account whose comment is ours [default: the token's own login (GET /user); "
+             "github-actions[bot] when GitHub will not say, as for the Actions GITHUB_TOKEN].")] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="A --dry-run that asks GitHub nothing (no token, no listing): the comment it would create.")] = False,
+    templates: TEMPLATES_OPT = None,
+    format: FORMAT_OPT = "text",
+) -> None:
+    """Create or update the one sticky comment on the PR.
+
+    Examples:
+
+    \b
+      triage post --pr 30433                  # prints e.g. "updated https://github.com/…#issuecomment-…"
+      triage post --pr 30433 --dry-run        # the request and the comment, nothing sent
+      triage post --pr 30433 --offline        # the same without asking GitHub anything
+      triage post --pr 30433 --bot-login my-app[bot]
+      triage post --pr 30433 --format json    # {"action": …, "url": …}
+
+    The comment is the markdown report, shortened to GitHub's 65,536-character
+    limit if need be (see `triage report --fit`), ending with a hidden marker
+    that names the investigation. The comment that carries the marker and was
+    written by our account is edited when its body changed and left alone when
+    it did not; without one, a comment is created. Comments by anyone else are
+    never touched, even when they quote the marker. The repository and PR are
+    the investigation's (--repo only picks among investigations).
+
+    The token comes from GITHUB_TOKEN or GH_TOKEN (it is never printed), the API
+    from GITHUB_API_URL (default https://api.github.com). Rate limits and
+    server errors are retried with backoff, within bounds, and a retry never
+    posts a second comment. Posts of one investigation take turns (a lock in
+    the knowledge base), and a post that raced past it deletes its own
+    duplicate: one comment, however many run at once.
+    """
+    from triage.github import GitHubClient
+    from triage.github.comments import validate_login
+
+    _check_format(format, "text", "json")
+    if bot_login is not None:
+        validate_login(bot_login)
+    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+        if not (dry_run or offline) and not client.has_token:
+            raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
+        result, body, inv = _post_report(client, pr, repo, bot_login=bot_login, dry_run=dry_run or offline,
+                                         offline=offline, templates=templates)
+    if format == "json":
+        _json_out({"action": result.action, "url": result.url, "repo": inv["repo"], "pr": inv["pr"],
+                   "request": result.request, "body": body if result.request is not None else None})
+        return
+    where = result.url or f"a new comment on {inv['repo']}#{inv['pr']}"
+    typer.echo(f"{result.action} {where}")
+    if result.request is not None:
+        typer.echo(result.request)
+        typer.echo("")
+        sys.stdout.write(body)
+
+
+def _post_report(client: Any, pr: int, repo: Optional[str], *, bot_login: Optional[str] = None,
+                 dry_run: bool = False, offline: bool = False, templates: Optional[str] = None) -> tuple:
+    """Evaluate, render and upsert the sticky comment; record a write (`post`, and `serve`'s workers).
+
+    Returns the PostResult, the body and the investigation's view.
+    """
+    from datetime import datetime
+
+    from triage.github import upsert_comment
+    from triage.kb import store
+
+    url, model = _model(pr, repo, "post")
+    body = _fitted(model, templates)
+    inv = model["investigation"]
+    with store.session(url) as s:
+        store.lock_investigation(s, inv["id"])  # one post of an investigation at a time, across processes
+        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
+                                bot_login=bot_login, dry_run=dry_run, offline=offline)
+        if result.action in ("created", "updated"):
+            since = model["since"]["at"] if model["since"] else None
+            store.record_post(s, inv["id"], result.url, result.action,
+                              datetime.fromisoformat(since) if since else None)
+    return result, body, inv
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="The port to listen on.", min=0, max=65535)] = 8080,
+    workers: Annotated[int, typer.Option("--workers", help="Deliveries worked on at once.", min=1, max=64)] = 4,
+    auth: Annotated[Optional[str], typer.Option(
+        "--auth", envvar="TRIAGE_DASHBOARD_TOKEN", metavar="TOKEN",
+        help="Require 'Authorization: Bearer TOKEN' for the dashboard pages.")] = None,
+    insecure_no_signature: Annotated[bool, typer.Option(
+        "--insecure-no-signature", help="Accept unsigned webhooks (no TRIAGE_WEBHOOK_SECRET); loopback only.")] = False,
+    bot_login: Annotated[Optional[str], typer.Option(
+        "--bot-login", help="The account whose comment is ours [default: the App's <slug>[bot], else the token's login].")] = None,
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Attempts before a delivery is kept as failed.")] = 5,
+) -> None:
+    """Run the GitHub App: follow CI by webhook, keep the comments current, show a dashboard.
+
+    Examples:
+
+    \b
+      triage serve --insecure-no-signature    # local: the dashboard at http://127.0.0.1:8080/
+      triage serve --host 0.0.0.0 --workers 8 # behind TLS, with TRIAGE_WEBHOOK_SECRET and TRIAGE_DB set
+
+    POST /webhook takes GitHub's deliveries, signed with TRIAGE_WEBHOOK_SECRET
+    (X-Hub-Signature-256; wrong or missing: 401). Each completed workflow run
+    or job that an investigation follows (its PR, or its rule file's match:)
+    is queued in the knowledge base, answered at once, then recorded as with
+    `add-run --from-github`, evaluated, and posted as with `triage post`; a
+    failure is retried with backoff, a redelivery changes nothing. GET / lists
+    the investigations, /pr/OWNER/NAME/N shows one (N.json: the JSON report),
+    /deliveries the failed deliveries, /healthz says it is up.
+
+    GitHub access: as a GitHub App with TRIAGE_APP_ID and TRIAGE_APP_PRIVATE_KEY
+    (or TRIAGE_APP_PRIVATE_KEY_FILE), needing pip install 'triage[serve]'; else
+    with GITHUB_TOKEN. Secrets and tokens are never logged.
+    """
+
+    from triage.github.comments import validate_login
+    from triage.serve.app import Settings, run
+
+    if bot_login is not None:
+        validate_login(bot_login)
+    secret = os.environ.get("TRIAGE_WEBHOOK_SECRET") or None
+    if secret is None and not insecure_no_signature:
+        raise InputError("set TRIAGE_WEBHOOK_SECRET to the webhook's secret "
+                         "(or, on a loopback address only, pass --insecure-no-signature)")
+    url, _ = _open(create=True)
+    run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
+                 auth=auth, max_attempts=max_attempts, bot_login=bot_login), post=_post_report)

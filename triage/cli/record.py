@@ -1,0 +1,447 @@
+"""Commands that record runs: add-run, import, export, runs list|exclude|include|delete, evidence add."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, List, Optional
+
+import typer
+
+from triage.cli.base import (
+    FORMAT_OPT,
+    MAX_PR,
+    PR_OPT,
+    RECORDS_FORMAT_OPT,
+    REPO_OPT,
+    WIDE_OPT,
+    _cell,
+    _check_format,
+    _console,
+    _err,
+    _evaluate,
+    _json_out,
+    _open,
+    _out,
+    _print_changes,
+    _progress,
+    _write,
+    app,
+    evidence_app,
+    runs_app,
+)
+from triage.cli.reports import _record_by_hand
+from triage.errors import InputError
+
+
+@app.command("add-run")
+def add_run(
+    pr: PR_OPT,
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="The CI run id (required unless --from-github).")] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="The config (leg) name; run id + config is the identity.")] = None,
+    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N] (N: the sample count), repeatable; NAME=V1,V2,V3 records repeats of the config.")] = None,
+    status: Annotated[Optional[str], typer.Option("--status", help="passed, failed, crashed, cancelled or error (required for a new run).")] = None,
+    set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
+    log: Annotated[Optional[str], typer.Option("--log", help="A log file (plain or gzip, - for stdin): extract metrics and match known failures.")] = None,
+    url: Annotated[Optional[str], typer.Option("--url", help="Link to the run.")] = None,
+    note: Annotated[Optional[str], typer.Option("--note", help="A note shown with the run.")] = None,
+    time: Annotated[Optional[str], typer.Option("--time", help="When the run happened (ISO 8601).")] = None,
+    from_github: Annotated[Optional[int], typer.Option(
+        "--from-github", min=1, max=2**63 - 1, metavar="RUN_ID",
+        help="Record a GitHub Actions workflow run of the investigation's repository: one run per job, "
+             "with its status, URL, sha, branch and log.")] = None,
+    config_from: Annotated[Optional[str], typer.Option(
+        "--config-from", metavar="REGEX",
+        help="With --from-github: the config is this regex's first group (else its match) in the job name; "
+             "jobs it does not match are skipped [default: the whole job name].")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="An unknown metric or config is an error, not a warning.")] = False,
+    repo: REPO_OPT = None,
+    format: FORMAT_OPT = "text",
+) -> None:
+    """Record a run, or update it (idempotent on run id + config).
+
+    Examples:
+
+    \b
+      triage add-run --pr 30433 --run-id 28907609511 \\
+          --config kimik26-fp8-1k1k-1p1d-aiterdecode \\
+          --metric gsm8k=0.879/1319 --status failed --set sha=0aac976
+      triage add-run --pr 30433 --run-id 28873810961 \\
+          --config kimik26-fp8-1k1k-1p1d --log job.log.gz
+      triage add-run --pr 128 --run-id 7001 --config e2e \\
+          --metric wall_s=1486.0,1487.4 --status failed   # two repeats: runs 7001-r1, 7001-r2
+      triage add-run --pr 30433 --from-github 28907609511 --config-from '\\((.+)\\)'
+
+    A second call with the same run id and config updates that run: metrics
+    and provenance are merged, other fields given replace the old ones.
+
+    With --log, the investigation's extractors read metrics, provenance and
+    a status from the log, and the first line that matches a known failure
+    marks the run (it then never rules anything out); what was found is
+    printed on stderr. --metric, --set and --status win over the log. A new
+    run with no status from either gets one from the log: crashed or error
+    after a known failure, else passed/failed from the gate.
+
+    With --from-github, each job of the workflow run becomes one run: its
+    config is the job name, or what --config-from takes from it (above, the
+    matrix job "nightly (kimik26-fp8-1k1k-1p1d)" gives kimik26-fp8-1k1k-1p1d).
+    GitHub gives each job's status, URL, time and log, and the run's sha and
+    branch; --set and --note add to every job. It needs a token (GITHUB_TOKEN
+    or GH_TOKEN) that may read the repository's Actions.
+    """
+    from triage.ingest import runs as parse
+    from triage.kb import store
+
+    _check_format(format, "text", "json")
+    provenance = parse.parse_assignments(set_ or []) if set_ else None
+    if from_github is not None:
+        given = [flag for flag, value in (("--run-id", run_id), ("--config", config), ("--metric", metric),
+                                          ("--status", status), ("--log", log), ("--url", url), ("--time", time))
+                 if value]
+        if given:
+            raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
+        _add_from_github(pr, repo, from_github, config_from, provenance, note, format)
+        return
+    if run_id is None or config is None:
+        raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
+    if config_from is not None:
+        raise InputError("--config-from goes with --from-github")
+    repeats = parse.parse_repeats(metric) if metric else [None]
+    if len(repeats) > 1 and log is not None:
+        raise InputError("--log reads one run: give repeats (--metric NAME=V1,V2,…) without --log")
+    base_id = parse.check_text("--run-id", run_id, required=True)
+    items = [store.RunInput(
+        run_id=base_id if len(repeats) == 1 else f"{base_id}-r{i}",  # one run per repeat, pooled as repeats
+        config=parse.check_text("--config", config, required=True),
+        status=parse.parse_status(status),
+        metrics=metrics,
+        provenance=provenance,
+        url=parse.check_text("--url", url),
+        time=parse.parse_time(time),
+        note=parse.check_text("--note", note),
+    ) for i, metrics in enumerate(repeats, 1)]
+    url_db, _ = _open(create=True)
+    recorded = []
+    with store.session(url_db) as s:
+        inv = store.find_investigation(s, pr, repo)
+        _check_names(s, inv, items[0], strict)
+        for data in items:
+            if log is not None:
+                from triage.ingest.logread import read_log_into
+
+                for line in read_log_into(s, inv, data, log):
+                    _err(line)
+            row, created = store.upsert_run(s, inv.id, data)
+            recorded.append((row, created, []))
+        _, _, changed = _evaluate(s, inv)
+    _print_recorded(recorded, changed, format)
+
+
+def _check_names(s: Any, inv: Any, data: Any, strict: bool) -> None:
+    """Warn (or with ``strict`` refuse) a metric or config the investigation never names: a typo, most likely."""
+    from triage.kb import store
+    from triage.rules.names import closest
+
+    metrics, configs = store.known_names(s, inv)
+    problems = []
+    for name in sorted(data.metrics or {}):
+        if name not in metrics:
+            hint = closest(name, metrics)
+            problems.append(f"--metric {name}: no rule, reference or extractor of {inv.id} uses it"
+                            + (f"; did you mean {hint}?" if hint else ""))
+    if data.config not in configs and not store.has_config(s, inv.id, data.config):
+        hint = closest(data.config, configs)
+        problems.append(f"--config {data.config}: not a recipe, the base or a bisect's config of {inv.id}"
+                        + (f"; did you mean {hint}?" if hint else ""))
+    if problems and strict:
+        raise InputError("; ".join(problems) + " (--strict)")
+    for p in problems:
+        _err(f"warning: {p}")
+
+
+def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Optional[str],
+                     provenance: Optional[dict], note: Optional[str], format: str = "text") -> None:
+    from triage.github import GitHubClient
+    from triage.ingest import fromgithub
+    from triage.kb import store
+
+    pattern = fromgithub.config_pattern(config_from)
+    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+        url_db, _ = _open(create=True)
+        with store.session(url_db) as s:
+            where = store.find_investigation(s, pr, repo).repo
+        items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
+    with store.session(url_db) as s:
+        inv = store.find_investigation(s, pr, repo)
+        recorded = fromgithub.record(s, inv, items)
+        _, _, changed = _evaluate(s, inv)
+    _print_recorded(recorded, changed, format)
+
+
+def _print_recorded(recorded: list, changed: dict, format: str = "text") -> None:
+    """One line per run recorded (messages from its log first), then the status changes."""
+    for _, _, messages in recorded:
+        for line in messages:
+            _err(line)
+    if format == "json":
+        _json_out({
+            "runs": [{"run_id": row.run_id, "config": row.config, "action": "recorded" if created else "updated",
+                      "status": row.status, "metrics": row.metrics} for row, created, _ in recorded],
+            "changes": [{"hypothesis": h, "from": before, "to": after}
+                        for h, (before, after) in sorted(changed.items()) if before is not None],
+        })
+        return
+    for row, created, _ in recorded:
+        verb = "recorded" if created else "updated"
+        metrics = ", ".join(f"{k}={v['value']}" + (f"/{v['n']}" if v.get("n") else "") for k, v in sorted(row.metrics.items()))
+        _out(f"{verb} run {row.run_id} ({row.config}): {row.status}" + (f", {metrics}" if metrics else ""))
+    _print_changes(changed)
+
+
+@app.command("import")
+def import_(
+    file: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of run records (- for stdin).")],
+    pr: Annotated[Optional[int], typer.Option("--pr", help="Investigation for records that do not name one.", min=1, max=MAX_PR)] = None,
+    format: RECORDS_FORMAT_OPT = None,
+    repo: REPO_OPT = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace runs even with older records (by updated_at).")] = False,
+) -> None:
+    """Import run records; all or nothing, idempotent.
+
+    Examples:
+
+    \b
+      triage import examples/kimik26-disagg.runs.jsonl
+      triage import runs.csv --pr 30433
+
+    JSON Lines: one JSON object a line (what `triage export` writes). CSV: a
+    header, then one run a row, with metric.NAME, metric.NAME/n and prov.KEY
+    columns (see the README). A record replaces the run with the same run
+    id and config, unless the stored run is newer (its updated_at is later
+    than the record's): that record is skipped and counted as older, and
+    --overwrite replaces it anyway. A bad record names its line and nothing
+    from the file is kept. The investigation is evaluated once, after the import.
+    """
+    from triage.ingest.importer import guess_format, import_file
+    from triage.kb import store
+
+    fmt = guess_format(file, format)
+    url, _ = _open(create=True)
+    with store.session(url) as s:
+        default = store.find_investigation(s, pr, repo).id if pr is not None else None
+        total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
+        with _progress(f"importing {file}", total) as update:
+            tick = (lambda done, _size: update(done)) if update is not None else None
+            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick, overwrite=overwrite)
+        for iid in result.investigations:
+            _evaluate(s, store.find_investigation(s, ident=iid))
+    older = f", {result.older} older (kept the newer)" if result.older else ""
+    typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
+
+
+@app.command()
+def export(
+    pr: PR_OPT,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
+    format: RECORDS_FORMAT_OPT = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Export an investigation's runs as JSON Lines or CSV (what `import` reads).
+
+    Examples:
+
+    \b
+      triage export --pr 30433 -o runs.jsonl
+      triage export --pr 30433 -o runs.csv      # CSV, by the extension
+      triage export --pr 30433 --format csv
+
+    Exported and imported again, into this or another knowledge base, the
+    runs are the same: the round trip is lossless in both formats.
+    """
+    import io
+
+    from triage.ingest.importer import guess_format
+    from triage.ingest.records import dumps, run_to_record, write_csv
+    from triage.kb import store
+
+    fmt = guess_format(str(output) if output is not None else "-", format)
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        records = [run_to_record(r) for r in store.runs_of(s, inv.id)]
+    if fmt == "csv":
+        buf = io.StringIO()
+        write_csv(records, buf)
+        text = buf.getvalue()
+    else:
+        text = "".join(dumps(rec) + "\n" for rec in records)
+    _write(text, output)
+
+
+@runs_app.command("list")
+def runs_list(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wide: WIDE_OPT = False) -> None:
+    """List an investigation's runs.
+
+    Example:
+
+    \b
+      triage runs list --pr 30433
+      triage runs list --pr 30433 --format json
+    """
+    from rich.table import Table
+
+    from triage.kb import store
+
+    _check_format(format, "text", "json")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        rows = store.runs_of(s, inv.id)
+        prefix = inv.spec.get("config_prefix") if isinstance(inv.spec, dict) else None
+    if format == "json":
+        _json_out([{"run_id": r.run_id, "config": r.config, "status": r.status, "metrics": r.metrics,
+                    "provenance": r.provenance, "time": r.time.isoformat() if r.time else None, "url": r.url,
+                    "note": r.note, "signature": r.signature_id, "excluded": r.excluded,
+                    "excluded_reason": r.excluded_reason} for r in rows])
+        return
+    console = _console(wide)
+    narrow = not wide and console.width < 120
+    table = Table(expand=True)
+    for col in ("run", "config", "status", "metrics", "excluded"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        config = r.config
+        if narrow and prefix and config.startswith(prefix) and len(config) > len(prefix):
+            config = "…" + config[len(prefix):]
+        metrics = ", ".join(f"{k}={v['value']}" for k, v in sorted(r.metrics.items()))
+        table.add_row(*map(_cell, (r.run_id, config, r.status, metrics, r.excluded_reason if r.excluded else "")))
+    console.print(table)
+
+
+def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Optional[str], excluded: bool,
+                  because: Optional[str]) -> None:
+    from triage.kb import store
+
+    url, _ = _open()
+    with store.session(url) as s:
+        inv, hits = _find_run(s, pr, repo, run, config)
+        for r in hits:
+            store.upsert_run(s, r.investigation_id, store.RunInput(
+                run_id=r.run_id, config=r.config, excluded=excluded, excluded_reason=because if excluded else ""))
+        _evaluate(s, inv)
+    word = "excluded" if excluded else "included again"
+    for r in hits:
+        _out(f"{word}: {r.run_id} ({r.config})")
+
+
+def _find_run(s: Any, pr: Optional[int], repo: Optional[str], run: str, config: Optional[str]) -> tuple[Any, list]:
+    """The investigation and the legs of ``run`` (every leg unless ``config``); exactly one investigation."""
+    from triage.kb import store
+
+    invs = [store.find_investigation(s, pr, repo)] if pr is not None else store.list_investigations(s)
+    hits = [(inv, r) for inv in invs for r in store.find_runs(s, inv.id, run, config)]
+    if not hits:
+        leg = f" with config {config}" if config else ""
+        raise InputError(f"no run {run}{leg} in the knowledge base")
+    if len({inv.id for inv, _ in hits}) > 1:
+        raise InputError(f"run {run} is in several investigations: add --pr")
+    return hits[0][0], [r for _, r in hits]
+
+
+@runs_app.command("exclude")
+def runs_exclude(
+    run: Annotated[str, typer.Argument(help="The run id.")],
+    because: Annotated[str, typer.Option("--because", help="Why (shown in the report).")],
+    config: Annotated[Optional[str], typer.Option("--config", help="Only this leg (default: every leg of the run).")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.", min=1, max=MAX_PR)] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Exclude a run: it stays in the report but decides nothing.
+
+    Example:
+
+    \b
+      triage runs exclude 28903343346 --because "based on plain main, not #30386"
+    """
+    if not because.strip():
+        raise InputError("--because must say why")
+    _set_excluded(pr, repo, run, config, True, because)
+
+
+@runs_app.command("include")
+def runs_include(
+    run: Annotated[str, typer.Argument(help="The run id.")],
+    config: Annotated[Optional[str], typer.Option("--config", help="Only this leg.")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.", min=1, max=MAX_PR)] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Undo `runs exclude`.
+
+    Example:
+
+    \b
+      triage runs include 28903343346
+    """
+    _set_excluded(pr, repo, run, config, False, None)
+
+
+@runs_app.command("delete")
+def runs_delete(
+    run: Annotated[str, typer.Argument(help="The run id.")],
+    because: Annotated[str, typer.Option("--because", help="Why it was a mistake (kept in the history).")],
+    config: Annotated[Optional[str], typer.Option("--config", help="Only this leg (default: every leg of the run).")] = None,
+    pr: Annotated[Optional[int], typer.Option("--pr", help="The investigation, if the run id is in several.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Delete a mistaken run (a wrong id, a run of another PR); kept in the history.
+
+    Example:
+
+    \b
+      triage runs delete 29300000000 --config kimik26-fp8-1k1k-1p1d --because "recorded on the wrong PR"
+
+    The whole record and the reason stay in the knowledge base (`triage
+    history` lists them, with the record `triage import` reads back). To keep
+    a run but let it decide nothing, use `triage runs exclude`.
+    """
+    from triage.kb import store
+
+    if not because.strip():
+        raise InputError("--because must say why")
+    url, _ = _open()
+    with store.session(url) as s:
+        inv, hits = _find_run(s, pr, repo, run, config)
+        store.delete_runs(s, hits, because)
+        _, _, changed = _evaluate(s, inv)
+        deleted = [(r.run_id, r.config) for r in hits]
+    for run_id, cfg in deleted:
+        typer.echo(f"deleted: {run_id} ({cfg})")
+    _print_changes(changed)
+
+
+@evidence_app.command("add")
+def evidence_add(
+    pr: PR_OPT,
+    hypothesis: Annotated[str, typer.Option("--hypothesis", help="The hypothesis id.")],
+    verdict: Annotated[str, typer.Option("--verdict", help="rules_out, confirms, supports or inconclusive.")],
+    because: Annotated[str, typer.Option("--because", help="The reason, with its numbers or reference.")],
+    author: Annotated[Optional[str], typer.Option("--author", help="Who found it.")] = None,
+    run: Annotated[Optional[List[str]], typer.Option("--run", help="Run id(s) it rests on, repeatable.")] = None,
+    repo: REPO_OPT = None,
+) -> None:
+    """Record manual evidence: not a run, but a reading (marked manual).
+
+    Example:
+
+    \b
+      triage evidence add --pr 30433 --hypothesis runtime-args --verdict rules_out \\
+          --because "kv_cache_dtype, chunked_prefill, mem_fraction identical in both legs" --author alice
+    """
+    from triage.kb import store
+    from triage.rules.schema import THEN_ALIASES
+
+    if verdict not in THEN_ALIASES:
+        raise InputError(f"--verdict {verdict!r}: expected rules_out, confirms, supports or inconclusive")
+    _record_by_hand(pr, repo, because, f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}",
+                    lambda s, iid: store.add_manual_evidence(s, iid, hypothesis, THEN_ALIASES[verdict], because,
+                                                             author, run or []))
