@@ -147,4 +147,4 @@ def test_a_bisect_removed_from_its_file_is_gone(cli, rules_dir, db):
     path.write_text(text_[:text_.index("bisects:")] + text_[text_.index("extractors:"):])
     r = cli("--db", db, "bisect", "--pr", "30433")
     assert r.code == 2 and "has no bisects" in r.err
-    assert _sql(db, "SELECT count(*) FROM bisect") == [(0,)]
+    assert _sql(db, "SELECT count(*) FROM bisect WHERE investigation_id = 'kimik26-disagg'") == [(0,)]

@@ -116,7 +116,7 @@ def test_rate_limit_reset_too_far_gives_up_with_one_line(cli, gh, sleeps):
 def test_huge_investigation_posts_under_the_limit(cli, fake_github, sleeps, tmp_path):
     from tests.generate import HUGE_PR, HUGE_REPO, write_huge
 
-    _, runs = write_huge(tmp_path, runs=1500)
+    _, runs = write_huge(tmp_path, runs=1700)
     assert cli("import", str(runs)).code == 0
     assert len(cli("report", "--pr", str(HUGE_PR), "--runs", "all").out) > 4 * COMMENT_LIMIT
     r = cli("post", "--pr", str(HUGE_PR))

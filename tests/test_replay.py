@@ -19,7 +19,7 @@ def bundled() -> Investigation:
     from triage.rules.testing import _runrecs
 
     rs = load_rules([RULES])
-    spec = rs.investigations[0].spec
+    spec = next(i.spec for i in rs.investigations if i.spec.investigation.id == "kimik26-disagg")
     sigs = {s.id: SignatureInfo(s.id, s.cls, s.meaning, s.remedy) for f in rs.files for s in f.spec.signatures}
     lines = [json.loads(x) for x in EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines() if x.strip()]
     runs = _runrecs(lines, str(EXAMPLE_RUNS), spec.investigation.id)

@@ -112,8 +112,10 @@ def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> 
         if res.needed:
             numbers += "; would be decided by " + " and ".join(res.needed)
         return PointState(label, "unknown", tuple(res.runs), numbers, value, tuple(res.needed))
-    if valid:
-        metric = _bisect_metric(b, ctx)
+    metric = _bisect_metric(b, ctx)
+    missing = [r for r in valid if not ctx.has_metric(r, metric)]
+    if missing:
+        valid = missing
         why = "; ".join(f"{r.run_id} {r.status} without a {metric} value" for r in valid)
         why += ": no number; record its value or re-run it" + (f"; not counted: {skipped_text}" if skipped_text else "")
         return PointState(label, "no_number", tuple(r.key for r in valid), why,
