@@ -214,7 +214,7 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
     evaluation is read instead (``full`` evaluates all the same).
     """
     from triage.kb import snapshot, store
-    from triage.render.report import DEFAULT_RUNS, _dispatch_line
+    from triage.render.report import DEFAULT_RUNS, dispatch_lines
     from triage.rules.similar import DEFAULT_THRESHOLD
 
     url, _ = _open()
@@ -239,7 +239,7 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
                 version = kept["others"] if kept is not None else snapshot.others(s)
                 snapshot.write_similar(s, inv.id, version, model["similar"])
         # what autopilot started changes without the runs: read it every time
-        model["dispatched"] = [_dispatch_line(d) for d in store.dispatches(s, inv.id)]
+        model["dispatched"] = dispatch_lines(store.dispatches(s, inv.id))
     return url, model
 
 

@@ -59,8 +59,7 @@ DEFAULT_RUNS = 50  # the newest runs the runs table shows unless ``--runs`` says
 
 
 def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
-          similar: Optional[list] = None, dispatched: Optional[list] = None,
-          runs_limit: Optional[int] = DEFAULT_RUNS) -> dict:
+          similar: Optional[list] = None, runs_limit: Optional[int] = DEFAULT_RUNS) -> dict:
     """The view model every renderer reads.
 
     The runs table holds the newest ``runs_limit`` runs (None: all of them);
@@ -68,8 +67,9 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
     ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
-    elsewhere" section; ``dispatched`` (``store.dispatches``) what autopilot
-    started.
+    elsewhere" section.  ``dispatched`` (what autopilot started) is left empty:
+    it changes without the runs, so the caller fills it on every report
+    (:func:`dispatch_lines`).
     """
     from triage.render import digest, pictures
     from triage.rules.engine import combined_command, num
@@ -248,7 +248,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
         "untested": list(ev.untested),
-        "dispatched": [_dispatch_line(d) for d in dispatched or []],  # what autopilot started, in words
+        "dispatched": [],  # what autopilot started, in words: dispatch_lines(), filled by the caller
         "next_level": next_level,
         "confounds": [{"run_id": c.run.partition("/")[0], "config": c.run.partition("/")[2], "recipe": c.recipe,
                        "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
@@ -366,6 +366,11 @@ def _short_rule(rule: str, short: Any) -> str:
 
 
 EVIDENCE_KEYS = ("run_id", "config", "runs", "rule", "verdict", "reason", "flags")
+def dispatch_lines(rows: Any) -> list[str]:
+    """What autopilot started (``Dispatch`` rows), one line each, for the comment."""
+    return [_dispatch_line(d) for d in rows]
+
+
 def _dispatch_line(d: Any) -> str:
     """One run autopilot started (a ``Dispatch`` row), in words."""
     text = f"started {d.inputs.get('configs') or d.suggestion}" + (f" at {d.point}" if d.point else "") + f": {d.reason}"
