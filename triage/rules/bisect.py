@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Optional, Sequence
 
 from triage.rules.conditions import evaluate_condition
-from triage.rules.context import Context, _provenance_matches, _run_order
+from triage.rules.context import Context, _run_order
 from triage.rules.records import (
     BisectState,
     PointState,
@@ -15,25 +15,71 @@ from triage.rules.records import (
     RunRec,
     V,
 )
-from triage.rules.schema import BisectMark, BisectSpec, Condition
+from triage.rules.schema import BisectMark, BisectSpec, Condition, Selector
 
 # --------------------------------------------------------------------------
 # Bisects
 
 
-def _point_runs(b: BisectSpec, values: Sequence[str], axis: Sequence[str], ctx: Context) -> list[RunRec]:
-    want = dict(zip(axis, values)) | dict(b.where)
-    runs = ctx.runs
-    if b.config is not None:
-        configs = {b.config} if isinstance(b.config, str) else set(b.config)
-        runs = [r for r in runs if r.config in configs]
-    return sorted((r for r in runs if _provenance_matches(r, want)), key=_run_order)
+def _bisect_runs(b: BisectSpec, ctx: Context) -> list[RunRec]:
+    """The runs a bisect looks at: its configs' (all runs when it names none), in the order recorded."""
+    if b.config is None:
+        return list(ctx.runs)
+    configs = {b.config} if isinstance(b.config, str) else set(b.config)
+    return [r for r in ctx.runs if r.config in configs]
+
+
+def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[str],
+                 ctx: Context) -> list[list[RunRec]]:
+    """Each point's runs, oldest first, from one pass over the runs.
+
+    A run belongs to the point whose axis values its provenance records (as
+    text), once it matches the bisect's ``where``; a ``where`` key that is also
+    an axis key overrides the point's value."""
+    where = {k: str(v) for k, v in b.where.items()}
+    free = [i for i, k in enumerate(axis) if k not in where]
+    by_point: dict[tuple[str, ...], list[RunRec]] = {}
+    for r in _bisect_runs(b, ctx):
+        p = r.provenance
+        if any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
+            continue
+        got = tuple(p.get(axis[i]) for i in free)
+        if None not in got:
+            by_point.setdefault(tuple(str(x) for x in got), []).append(r)
+    return [sorted(by_point.get(tuple(str(vals[i]) for i in free), ()), key=_run_order) for vals in values]
 
 
 def _judges(cond: Condition) -> bool:
     """A good_when that is only `status:` judges each run by its verdict
     (listed statuses good, any other valid status bad) instead of filtering."""
     return cond.model_fields_set == {"status"}
+
+
+def _by_content(cond: Condition) -> bool:
+    """Whether a condition judges a lone run by the run alone (its config,
+    status, metrics and provenance), not by other runs it selects: then runs
+    that recorded the same are judged once."""
+    if cond.config is not None or cond.run is not None:
+        return False
+    if any(isinstance(getattr(cond, k), Selector) for k in ("same_as", "differs_from")):
+        return False
+    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
+    return all(_by_content(c) for c in subs)
+
+
+def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> list[tuple[RunRec, Result]]:
+    """Each run judged on its own (its verdict and the numbers behind it)."""
+    if _judges(b.good_when) or not _by_content(b.good_when):
+        return [(r, _judge(b, ctx, [r])) for r in runs]
+    seen: dict[tuple, Result] = {}
+    out = []
+    for r in runs:
+        key = (r.config, r.status, tuple(r.metrics.items()), tuple(r.provenance.items()))
+        res = seen.get(key)
+        if res is None:
+            res = seen[key] = _judge(b, ctx, [r])
+        out.append((r, res))
+    return out
 
 
 def _judge(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> Result:
@@ -89,7 +135,7 @@ def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> 
     skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if ctx.invalid_reason(r) is not None]
     skipped_text = "; ".join(f"{r.run_id} {why}" for r, why in skipped)
     valid = [r for r in runs if ctx.invalid_reason(r) is None]
-    singles = [(r, _judge(b, ctx, [r])) for r in valid]
+    singles = _judge_each(b, ctx, valid)
     verdicts = {res.value for _, res in singles}
     if V.TRUE in verdicts and V.FALSE in verdicts:
         good = [r.run_id for r, res in singles if res.value is V.TRUE]
@@ -144,7 +190,8 @@ def evaluate_bisect(b: BisectSpec, ctx: Context) -> BisectState:
     axis = [b.axis] if isinstance(b.axis, str) else list(b.axis)
     labels = b.point_labels()
     values = [[p] if isinstance(p, str) else list(p) for p in b.points]
-    states = [_point_state(b, label, _point_runs(b, vals, axis, ctx), ctx) for vals, label in zip(values, labels)]
+    point_runs = _points_runs(b, values, axis, ctx)
+    states = [_point_state(b, label, runs, ctx) for runs, label in zip(point_runs, labels)]
     kinds = [s.state for s in states]
     n = len(states)
     goods = [i for i, k in enumerate(kinds) if k == "good"]

@@ -29,9 +29,11 @@ class Context:
         self.runs = list(inv.runs)
         self.by_config: dict[str, list[RunRec]] = {}
         self.by_key: dict[str, RunRec] = {}  # "run_id/config" -> the run (the first, as a scan would find)
+        self.by_id: dict[str, list[RunRec]] = {}  # run id -> its runs (one per config)
         for r in self.runs:
             self.by_config.setdefault(r.config, []).append(r)
-            self.by_key.setdefault(f"{r.run_id}/{r.config}", r)
+            self.by_key.setdefault(r.key, r)
+            self.by_id.setdefault(r.run_id, []).append(r)
         self.tolerance = stats.Tolerance.parse(self.spec.tolerance) if self.spec.tolerance is not None else None
         self.confidence = self.spec.confidence
         self.warnings: list[str] = []  # said once in the report: noise that cannot decide, a missing scale
@@ -163,7 +165,10 @@ class Context:
             scale = self.settings(metric).scale or 1.0
             return Measure(ref.value, ref.n, fixed=ref.n is None, scale=scale), f"{name} {fmt(ref.value)}"
         if ref.run is not None:
-            runs = [r for r in self.runs if (r.run_id == ref.run or r.key == ref.run)]
+            if "/" in ref.run:  # a run key (or an id that holds a "/")
+                runs = [r for r in self.runs if (r.run_id == ref.run or r.key == ref.run)]
+            else:  # no key is without a "/": its id's runs
+                runs = self.by_id.get(ref.run, [])
         else:
             runs = self.by_config.get(ref.config, [])
         runs = [r for r in runs if self.invalid_reason(r) is None and self.has_metric(r, metric)]

@@ -181,8 +181,15 @@ def newcombe(p1: float, n1: float, p2: float, n2: float, z: float) -> tuple[floa
     return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
 
 
-def _log_choose(n: int, k: int) -> float:
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+_LOG_FACTORIALS: list[float] = [0.0]
+
+
+def _log_factorials(n: int) -> list[float]:
+    """``log(i!)`` for i up to ``n`` at least, each ``math.lgamma(i + 1)``: the same values, looked up."""
+    table = _LOG_FACTORIALS
+    if len(table) <= n:
+        table.extend(math.lgamma(i + 1) for i in range(len(table), n + 1))
+    return table
 
 
 @functools.lru_cache(maxsize=4096)
@@ -196,8 +203,10 @@ def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float:
         raise ValueError(f"counts out of range: {k1}/{n1}, {k2}/{n2}")
     total, successes = n1 + n2, k1 + k2
     lo, hi = max(0, successes - n2), min(n1, successes)
-    denom = _log_choose(total, successes)
-    logs = [_log_choose(n1, x) + _log_choose(n2, successes - x) - denom for x in range(lo, hi + 1)]
+    lf = _log_factorials(total)
+    denom = lf[total] - lf[successes] - lf[total - successes]
+    logs = [(lf[n1] - lf[x] - lf[n1 - x]) + (lf[n2] - lf[successes - x] - lf[n2 - successes + x]) - denom
+            for x in range(lo, hi + 1)]
     observed = logs[k1 - lo]
     cut = observed + math.log1p(1e-7)
     return min(1.0, math.fsum(math.exp(v) for v in logs if v <= cut))

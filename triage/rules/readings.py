@@ -76,7 +76,8 @@ def repeats_disagree(ctx: Context) -> list[Warning_]:
     groups: dict[tuple, list[RunRec]] = {}
     for r in ctx.runs:
         if metric in r.metrics and ctx.invalid_reason(r) is None:
-            prov = tuple(sorted((k, v) for k, v in r.provenance.items() if k not in ignore))
+            items = r.provenance.items()
+            prov = frozenset(items if not ignore else [(k, v) for k, v in items if k not in ignore])
             groups.setdefault((r.config, prov), []).append(r)
     out = []
     for (config, _), runs in groups.items():

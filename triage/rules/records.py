@@ -43,10 +43,11 @@ class RunRec:
     excluded: bool = False
     excluded_reason: Optional[str] = None
     signature: Optional[str] = None
+    # "run_id/config", set once when the run is made: the engine looks runs up by key many times
+    key: str = field(init=False, repr=False, compare=False)
 
-    @cached_property  # computed once: the engine looks runs up by key many times
-    def key(self) -> str:
-        return f"{self.run_id}/{self.config}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.run_id}/{self.config}")
 
 
 @dataclass(frozen=True)
