@@ -161,13 +161,11 @@ def evaluate(inv: Investigation) -> Evaluation:
     warnings += undistinguished(inv, statuses)
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
-    readings = Readings(inv.runs, ctx)
     confound_keys: dict[str, list[str]] = {}
     for c in confounds:
         confound_keys.setdefault(c.run, []).append(c.key)
-    for key in confounded:
-        keys = ", ".join(dict.fromkeys(confound_keys.get(key, [])))
-        readings[key] = f"{readings[key]}; confounded ({keys})" if readings.get(key) else f"confounded ({keys})"
+    readings = Readings(inv.runs, ctx, {key: f"confounded ({', '.join(dict.fromkeys(keys))})"
+                                        for key, keys in confound_keys.items()})
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
     invalid = {r.key: why for r in inv.runs if (why := ctx.invalid_reason(r, brief=True)) is not None}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Mapping, Optional, Sequence
+
 from triage.rules import stats
 from triage.rules.context import Context
 from triage.rules.records import (
@@ -49,16 +51,20 @@ class Readings(dict):
     """Each run's reading, computed when first asked for: a report shows the
     newest runs, not the hundred thousand an investigation may hold."""
 
-    def __init__(self, runs: list[RunRec], ctx: Context) -> None:
+    def __init__(self, runs: Sequence[RunRec], ctx: Context, notes: Optional[Mapping[str, str]] = None) -> None:
         super().__init__()
         self._runs = {r.key: r for r in runs}
         self._ctx = ctx
+        self._notes = notes or {}  # run key -> what its reading adds ("confounded (image)")
 
     def __missing__(self, key: str) -> str:
         run = self._runs.get(key)
         if run is None:
             raise KeyError(key)
-        value = self[key] = reading(run, self._ctx)
+        value, note = reading(run, self._ctx), self._notes.get(key)
+        if note:
+            value = f"{value}; {note}" if value else note
+        self[key] = value
         return value
 
     def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
