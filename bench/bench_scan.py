@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from common import print_rows, verdict  # noqa: E402
 from triage.ingest.logread import scan_log  # noqa: E402
 from triage.ingest.logs import open_log  # noqa: E402
-from triage.ingest.signatures import HAVE_RE2, Matcher, SignatureSpec  # noqa: E402
+from triage.ingest.matcher import HAVE_RE2, Matcher, SignatureSpec  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 SEED = 20260626

@@ -15,7 +15,7 @@ import yaml
 
 from triage.ingest.extract import Extractor
 from triage.ingest.logread import EXCERPT_BYTES, EXCERPT_LINES, extractor_from_spec, scan_log
-from triage.ingest.signatures import Matcher, SignatureSpec
+from triage.ingest.matcher import Matcher, SignatureSpec
 
 # The seed's real lines (sgl-project/sglang#30433).
 ACCURACY_LOG = """\

@@ -1,5 +1,6 @@
-"""Tests for triage.ingest.signatures: normalisation, matching, the prefilter,
-unknown-failure candidates and drafts."""
+"""Tests for the signatures of triage.ingest: normalisation (normalise),
+matching and the prefilter (matcher, anchors), unknown-failure candidates
+(scan) and drafts (draft)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,10 @@ import pytest
 
 from triage.errors import InputError
 from triage.ingest.logs import open_log
-from triage.ingest.signatures import (
-    HAVE_RE2,
-    Match,
-    Matcher,
-    SignatureSpec,
-    candidates,
-    draft,
-    guess_class,
-    normalise,
-)
+from triage.ingest.draft import draft, guess_class
+from triage.ingest.matcher import HAVE_RE2, Match, Matcher, SignatureSpec
+from triage.ingest.normalise import normalise
+from triage.ingest.scan import candidates
 
 ENGINES = ["re"] + (["re2"] if HAVE_RE2 else [])
 
@@ -429,25 +424,25 @@ def test_a_short_line_is_not_a_long_signature(matcher: Matcher) -> None:
 
 
 def test_a_scan_keeps_a_bounded_number_of_matches_and_stops() -> None:
-    from triage.ingest import signatures
+    from triage.ingest import scan as scan_module
 
     m = Matcher([SignatureSpec("segv", "Segmentation fault in worker", "crash")])
-    lines = ["Segmentation fault in worker 1"] * (signatures.MAX_MATCHES + 10) + ["error: late"]
-    scan = signatures.Scan(m, limit=0)
+    lines = ["Segmentation fault in worker 1"] * (scan_module.MAX_MATCHES + 10) + ["error: late"]
+    scan = scan_module.Scan(m, limit=0)
     scan.feed(lines)
-    assert len(scan.matches) == signatures.MAX_MATCHES
+    assert len(scan.matches) == scan_module.MAX_MATCHES
     assert scan.matches_left_out == 1 and scan.full  # stopped reading at the first one left out
-    scan = signatures.Scan(m, limit=2)  # still looking for candidates: reads on
+    scan = scan_module.Scan(m, limit=2)  # still looking for candidates: reads on
     scan.feed(lines)
-    assert scan.matches_left_out == 10 and scan.candidates == [(signatures.MAX_MATCHES + 11, "error: late")]
+    assert scan.matches_left_out == 10 and scan.candidates == [(scan_module.MAX_MATCHES + 11, "error: late")]
 
 
 def test_a_scan_looks_at_a_bounded_number_of_error_lines(monkeypatch) -> None:
-    from triage.ingest import signatures
+    from triage.ingest import scan as scan_module
 
-    monkeypatch.setattr(signatures, "MAX_LOOKED", 1000)
+    monkeypatch.setattr(scan_module, "MAX_LOOKED", 1000)
     m = Matcher([SignatureSpec("segv", "Segmentation fault in worker", "crash")])
-    scan = signatures.Scan(m, limit=5)
+    scan = scan_module.Scan(m, limit=5)
     lines = ["error: x"] * 5000 + ["error: y", "Segmentation fault in worker 3"]
     scan.feed(lines)
     assert scan.candidates == [(1, "error: x")]  # "error: y" comes after the first 1,000

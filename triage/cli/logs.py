@@ -141,7 +141,7 @@ def signatures_suggest(
     """
     import yaml
 
-    from triage.ingest.signatures import draft
+    from triage.ingest.draft import draft
 
     _, found = _read_log(log, None, None, threshold, limit)
     if not found.candidates:

@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from triage.ingest.extract import DEFAULT_EXTRACTORS, Extracted, Extraction, Extractor
 from triage.ingest.logs import ANSI, Block, LogReader, blocks, open_log
-from triage.ingest.signatures import Match, Matcher, Scan, SignatureSpec
+from triage.ingest.matcher import Match, Matcher, SignatureSpec
+from triage.ingest.scan import Scan
 from triage.errors import InputError
 from triage.ingest.runs import proportion_problem
 from triage.kb import store
@@ -116,7 +117,7 @@ class LogFindings:
     matches: list[Match] = field(default_factory=list)
     candidates: list[tuple[int, str]] = field(default_factory=list)
     excerpt: Optional[str] = None
-    #: Matching lines past the number a scan keeps (``signatures.MAX_MATCHES``).
+    #: Matching lines past the number a scan keeps (``scan.MAX_MATCHES``).
     matches_left_out: int = 0
 
 
