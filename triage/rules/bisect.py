@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 
 from triage.rules.conditions import evaluate_condition
 from triage.rules.context import Context, _run_order
+from triage.rules.memo import BISECT, fingerprint
 from triage.rules.records import (
     BisectState,
     PointState,
@@ -26,7 +27,7 @@ def _bisect_runs(b: BisectSpec, ctx: Context) -> list[RunRec]:
     if b.config is None:
         return list(ctx.runs)
     configs = {b.config} if isinstance(b.config, str) else set(b.config)
-    return [r for r in ctx.runs if r.config in configs]
+    return sorted((r for c in configs for r in ctx.by_config.get(c, [])), key=ctx.order)
 
 
 def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[str],
@@ -278,6 +279,8 @@ def evaluate_bisects(bisects: Sequence[BisectSpec], ctx: Context) -> list[Bisect
     while pending:
         ready = [b for b in pending if b.good_when.bisects() <= set(ctx.bisects) | {b.id}] or pending[:1]
         for b in ready:
-            ctx.bisects[b.id] = evaluate_bisect(b, ctx)
+            state = ctx.memo.piece(ctx, f"b:{b.id}", lambda: evaluate_bisect(b, ctx), BISECT)
+            ctx.bisects[b.id] = state
+            ctx.bisects.fingerprints[b.id] = fingerprint(BISECT.encode(state))
         pending = [b for b in pending if b not in ready]
     return [ctx.bisects[b.id] for b in bisects]

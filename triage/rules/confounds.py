@@ -26,7 +26,7 @@ def base_run(recipe: RecipeSpec, ctx: Context) -> Optional[RunRec]:
     """The run a recipe's runs are compared with: ``base_run``, else the newest
     valid run of its base config."""
     if recipe.base_run:
-        runs = [r for r in ctx.runs if recipe.base_run in (r.run_id, r.key)]
+        runs = ctx.named(recipe.base_run)
         own = [r for r in runs if r.config == recipe.base]
         runs = own or runs
     elif recipe.base:
@@ -42,12 +42,15 @@ def find_confounds(inv: Investigation, ctx: Context) -> list[Confound]:
     in a key the recipe does not declare (`vary`), or that recorded another
     value for a key it does declare.  Keys in `ignore_provenance` never count;
     keys recorded on only one side cannot be compared and are left alone."""
+    return [c for recipe in inv.recipes for c in confounds_of(recipe, ctx)]
+
+
+def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
+    """:func:`find_confounds` for one recipe."""
     ignore = set(ctx.spec.ignore_provenance)
     out: list[Confound] = []
-    for recipe in inv.recipes:
-        runs = sorted((r for r in ctx.by_config.get(recipe.id, []) if ctx.invalid_reason(r) is None), key=_run_order)
-        if not runs:
-            continue
+    runs = sorted((r for r in ctx.by_config.get(recipe.id, []) if ctx.invalid_reason(r) is None), key=_run_order)
+    if runs:
         declared = {k: _scalar(v) for k, v in recipe.vary.items()}
         base = base_run(recipe, ctx)
         for r in runs:

@@ -14,6 +14,8 @@ from triage.rules.schema import (
     MetricSpec,
     Selector,
 )
+from triage.rules.memo import Memo
+from triage.rules.source import ALL, ListSource, RunSource, Token
 from triage.rules.stats import Measure, fmt
 
 # The built-in pass-rate metric: k failed of n over a selection's passed/failed
@@ -26,14 +28,12 @@ class Context:
     def __init__(self, inv: Investigation) -> None:
         self.inv = inv
         self.spec = inv.spec
-        self.runs = list(inv.runs)
-        self.by_config: dict[str, list[RunRec]] = {}
-        self.by_key: dict[str, RunRec] = {}  # "run_id/config" -> the run (the first, as a scan would find)
-        self.by_id: dict[str, list[RunRec]] = {}  # run id -> its runs (one per config)
-        for r in self.runs:
-            self.by_config.setdefault(r.config, []).append(r)
-            self.by_key.setdefault(r.key, r)
-            self.by_id.setdefault(r.run_id, []).append(r)
+        self.source: RunSource = inv.source if inv.source is not None else ListSource(inv.runs)
+        self._tracks: list[dict[Token, str]] = []  # what the pieces being worked out read (memo.py)
+        self.memo = Memo(keep=False)  # the pieces of an earlier evaluation to reuse (none: work everything out)
+        self.by_config = _Configs(self)  # config -> its runs, in the order recorded
+        self.by_key = _Keys(self)  # "run_id/config" -> the run (the first, as a scan would find)
+        self.by_id = _Ids(self)  # run id -> its runs (one per config)
         self.tolerance = stats.Tolerance.parse(self.spec.tolerance) if self.spec.tolerance is not None else None
         self.confidence = self.spec.confidence
         self.warnings: list[str] = []  # said once in the report: noise that cannot decide, a missing scale
@@ -45,8 +45,24 @@ class Context:
         if good[0] is not None and bad[0] is not None:
             self.margin = abs(good[0].value - bad[0].value) / 2 or None
             self._warn_wide_noise(good[0], bad[0])
-        self._warn_unscaled()
-        self.bisects: dict[str, Any] = {}  # bisect id -> BisectState, as each is evaluated
+        self.bisects = _Bisects(self)  # bisect id -> BisectState, as each is evaluated
+
+    # -- what is read -----------------------------------------------------
+    @property
+    def runs(self) -> list[RunRec]:
+        """Every run, in the order recorded."""
+        self.read(ALL)
+        return self.source.all()
+
+    def read(self, token: Token, fingerprint: Optional[str] = None) -> None:
+        """Note that the pieces being worked out read ``token`` (as it is now)."""
+        if self._tracks:
+            fp = self.source.fingerprint(token) if fingerprint is None else fingerprint
+            for track in self._tracks:
+                track[token] = fp
+
+    def order(self, run: RunRec) -> int:
+        return self.source.order(run)
 
     # -- metrics ----------------------------------------------------------
     def settings(self, metric: str) -> MetricSpec:
@@ -77,16 +93,28 @@ class Context:
             self.warnings.append(f"the noise of one {metric} run (±{fmt(sd)} SD) cannot tell {pair}: "
                                  "repeats narrow it")
 
-    def _warn_unscaled(self) -> None:
-        seen: set[str] = set()
-        for r in self.runs:
-            for name, (value, n) in r.metrics.items():
+    def unscaled(self, runs: Sequence[RunRec]) -> dict[str, tuple[int, int, float, int]]:
+        """Per metric, the first of ``runs`` whose value with an n is not a proportion on its
+        scale: (the run's order, the metric's place in the run, value, n)."""
+        out: dict[str, tuple[int, int, float, int]] = {}
+        for r in runs:
+            for i, (name, (value, n)) in enumerate(r.metrics.items()):
                 scale = self.settings(name).scale or 1.0
-                if n is not None and name not in seen and not 0.0 <= value / scale <= 1.0:
-                    seen.add(name)
-                    self.warnings.append(
-                        f"{name} {fmt(value)} has n={n} but is not a proportion in [0, {num(scale)}]: it gets no "
-                        f"binomial band; declare its scale (metrics: {{{name}: {{scale: 100}}}} for a percentage)")
+                if n is not None and name not in out and not 0.0 <= value / scale <= 1.0:
+                    out[name] = (self.order(r), i, value, n)
+        return out
+
+    def warn_unscaled(self, firsts: Sequence[tuple[str, tuple[int, int, float, int]]]) -> None:
+        """Say once per metric that a value with an n is not a proportion (the first such run)."""
+        seen: dict[str, tuple[int, int, float, int]] = {}
+        for name, first in firsts:
+            if name not in seen or first[:2] < seen[name][:2]:
+                seen[name] = first
+        for name, (_, _, value, n) in sorted(seen.items(), key=lambda x: x[1][:2]):
+            scale = self.settings(name).scale or 1.0
+            self.warnings.append(
+                f"{name} {fmt(value)} has n={n} but is not a proportion in [0, {num(scale)}]: it gets no "
+                f"binomial band; declare its scale (metrics: {{{name}: {{scale: 100}}}} for a percentage)")
 
     # -- runs -------------------------------------------------------------
     def invalid_reason(self, run: RunRec, brief: bool = False) -> Optional[str]:
@@ -108,6 +136,17 @@ class Context:
         if run.status in INVALID_STATUSES:
             return f"{run.status}" + (f" ({run.note})" if run.note and not brief else "")
         return None
+
+    def named(self, name: str) -> list[RunRec]:
+        """The runs a run id or a run key names, in the order recorded."""
+        if "/" not in name:  # no key is without a "/": the id's runs
+            return list(self.by_id.get(name, []))
+        # a key (or an id that holds a "/"): the runs of that id, and the run of that key
+        runs = list(self.by_id.get(name, []))
+        run = self.by_key.get(name)
+        if run is not None and all(r is not run for r in runs):
+            runs.append(run)
+        return sorted(runs, key=self.order)
 
     def short(self, config: str) -> str:
         prefix = self.spec.config_prefix
@@ -165,10 +204,7 @@ class Context:
             scale = self.settings(metric).scale or 1.0
             return Measure(ref.value, ref.n, fixed=ref.n is None, scale=scale), f"{name} {fmt(ref.value)}"
         if ref.run is not None:
-            if "/" in ref.run:  # a run key (or an id that holds a "/")
-                runs = [r for r in self.runs if (r.run_id == ref.run or r.key == ref.run)]
-            else:  # no key is without a "/": its id's runs
-                runs = self.by_id.get(ref.run, [])
+            runs = self.named(ref.run)
         else:
             runs = self.by_config.get(ref.config, [])
         runs = [r for r in runs if self.invalid_reason(r) is None and self.has_metric(r, metric)]
@@ -210,3 +246,72 @@ def _provenance_matches(run: RunRec, want: Mapping[str, Any]) -> bool:
         if have is None or str(have) not in {str(o) for o in options}:
             return False
     return True
+
+
+class _Configs:
+    """config -> its runs, read through the context (so that what is read is noted)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+
+    def get(self, config: str, default: Any = None) -> Any:
+        self._ctx.read(("c", config))
+        runs = self._ctx.source.config(config)
+        return runs if runs else default
+
+    def __getitem__(self, config: str) -> list[RunRec]:
+        runs = self.get(config)
+        if runs is None:
+            raise KeyError(config)
+        return runs
+
+    def __contains__(self, config: object) -> bool:
+        return isinstance(config, str) and self.get(config) is not None
+
+
+class _Ids(_Configs):
+    def get(self, run_id: str, default: Any = None) -> Any:
+        self._ctx.read(("i", run_id))
+        runs = self._ctx.source.run_id(run_id)
+        return runs if runs else default
+
+
+class _Keys:
+    """"run_id/config" -> the first run of that key; found through its config's runs."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._known: dict[str, dict[str, RunRec]] = {}
+        self._configs: Optional[set[str]] = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if self._configs is None:
+            self._configs = set(self._ctx.source.configs())
+        at = key.find("/")
+        while at != -1:  # a run id or a config may itself hold a "/": try each split
+            config = key[at + 1:]
+            self._ctx.read(("c", config))
+            if config in self._configs:
+                runs = self._known.get(config)
+                if runs is None:
+                    runs = self._known[config] = {}
+                    for r in self._ctx.source.config(config):
+                        runs.setdefault(r.key, r)
+                if key in runs:
+                    return runs[key]
+            at = key.find("/", at + 1)
+        return default
+
+
+class _Bisects(dict):
+    """bisect id -> its state; reading one notes it (a rule over a bisect reads its state)."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__()
+        self._ctx = ctx
+        self.fingerprints: dict[str, str] = {}  # bisect id -> its state, as a short text
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        if key in self.fingerprints:
+            self._ctx.read(("b", key), self.fingerprints[key])
+        return super().get(key, default)

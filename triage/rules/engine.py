@@ -22,10 +22,12 @@ recipe stands; and ranks what to run next.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from triage.rules import summary
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
-from triage.rules.confounds import base_run, find_confounds
+from triage.rules.confounds import base_run, confounds_of, find_confounds
 from triage.rules.context import Context, num
 from triage.rules.discriminate import exclusive_conflicts, undistinguished
 from triage.rules.evidence import (
@@ -34,7 +36,9 @@ from triage.rules.evidence import (
     _rule_evidence,
     derive_status,
 )
-from triage.rules.readings import Readings, reading, repeats_disagree
+from triage.rules.facts import facts
+from triage.rules.memo import CONFOUNDS, EVIDENCE, Memo, fingerprint
+from triage.rules.readings import Readings, reading
 from triage.rules.records import (
     BisectState,
     Confound,
@@ -66,17 +70,28 @@ __all__ = [
 ]
 
 
-def evaluate(inv: Investigation) -> Evaluation:
-    """Derive evidence, statuses, confounds, recipe states, bisect states and suggestions."""
+def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
+    """Derive evidence, statuses, confounds, recipe states, bisect states and suggestions.
+
+    ``memo``: the pieces of an earlier evaluation, reused where what they read
+    is unchanged (:mod:`triage.rules.memo`); it holds this evaluation's pieces
+    afterwards.  The result is the same with or without it."""
     ctx = Context(inv)
+    if memo is not None:
+        ctx.memo = memo
+    ctx.memo.start(_key(inv, ctx))
+    per_config = [facts(config, ctx) for config in ctx.source.configs()]
+    ctx.warn_unscaled([u for f in per_config for u in f.unscaled])
+    piece = ctx.memo.piece
     # Bisects first: rules and predictions may read them ({bisect: ID, first_bad: P}).
     bisects = evaluate_bisects(inv.bisects, ctx)
     items: list[EvidenceItem] = []
     for rule in inv.rules:
-        items += _rule_evidence(rule, ctx)
+        items += piece(ctx, f"r:{rule.id}", lambda: _rule_evidence(rule, ctx), EVIDENCE)
     for recipe in inv.recipes:
         for hyp, pred in recipe.predicts.items():
-            items += _prediction_evidence(recipe, hyp, pred, ctx)
+            items += piece(ctx, f"p:{recipe.id}\x1f{hyp}", lambda: _prediction_evidence(recipe, hyp, pred, ctx),
+                           EVIDENCE)
     for ev in inv.evidence:
         by = f" ({ev.author})" if ev.author else ""
         items.append(EvidenceItem(ev.hypothesis, "manual", ev.verdict, ev.because + by, tuple(ev.runs), ("manual",),
@@ -97,7 +112,8 @@ def evaluate(inv: Investigation) -> Evaluation:
             seen.add(k)
             unique.append(e)
     # Evidence resting on a confounded run stays, marked.
-    confounds = find_confounds(inv, ctx)
+    confounds = [c for recipe in inv.recipes
+                 for c in piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)]
     confounded = {c.run for c in confounds}
     items = [_flagged(e, "confounded") if confounded & set(e.runs) else e for e in unique]
 
@@ -150,11 +166,10 @@ def evaluate(inv: Investigation) -> Evaluation:
                          for c in confounds)
     for (config, what), ids in said.items():
         warnings.append(Warning_("confound", f"{summary.head(ids, config, ctx.short, 'run ')}: {what}"))
-    warnings += repeats_disagree(ctx)
+    warnings += [Warning_("repeats", w) for _, w in sorted((x for f in per_config for x in f.repeats), key=_first)]
     warnings += [Warning_("noise", w) for w in ctx.warnings]
-    said = summary.group((r.run_id, r.config, why) for r in inv.runs if (why := ctx.invalid_reason(r)) is not None)
-    for (config, why), ids in said.items():
-        warnings.append(Warning_("inconclusive-run", f"{summary.head(ids, config, ctx.short)}: {why}"))
+    warnings += [Warning_("inconclusive-run", w)
+                 for _, w in sorted((x for f in per_config for x in f.inconclusive), key=_first)]
     for b in bisects:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
@@ -164,10 +179,25 @@ def evaluate(inv: Investigation) -> Evaluation:
     confound_keys: dict[str, list[str]] = {}
     for c in confounds:
         confound_keys.setdefault(c.run, []).append(c.key)
-    readings = Readings(inv.runs, ctx, {key: f"confounded ({', '.join(dict.fromkeys(keys))})"
-                                        for key, keys in confound_keys.items()})
+    readings = Readings(ctx, {key: f"confounded ({', '.join(dict.fromkeys(keys))})"
+                              for key, keys in confound_keys.items()})
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
-    invalid = {r.key: why for r in inv.runs if (why := ctx.invalid_reason(r, brief=True)) is not None}
+    invalid = {key: why for _, key, why in sorted((x for f in per_config for x in f.invalid), key=_first)}
     return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
                       states, confounds, next_level, invalid)
+
+
+def _first(entry: tuple) -> int:
+    return entry[0]  # the place of its (first) run in the order recorded
+
+
+def _key(inv: Investigation, ctx: Context) -> str:
+    """What every piece of an evaluation rests on besides the runs it reads: the
+    definitions, the references as resolved, and the engine's code."""
+    dump = lambda specs: [s.model_dump(mode="json") for s in specs]  # noqa: E731
+    return fingerprint((
+        ctx.memo.code, inv.spec.model_dump(mode="json"), dump(inv.hypotheses), dump(inv.recipes), dump(inv.rules),
+        dump(inv.bisects), sorted((k, repr(v)) for k, v in inv.signatures.items()), repr(inv.exclusive),
+        repr(ctx.refs), ctx.margin, ctx.warnings,
+    ))

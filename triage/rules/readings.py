@@ -51,14 +51,13 @@ class Readings(dict):
     """Each run's reading, computed when first asked for: a report shows the
     newest runs, not the hundred thousand an investigation may hold."""
 
-    def __init__(self, runs: Sequence[RunRec], ctx: Context, notes: Optional[Mapping[str, str]] = None) -> None:
+    def __init__(self, ctx: Context, notes: Optional[Mapping[str, str]] = None) -> None:
         super().__init__()
-        self._runs = {r.key: r for r in runs}
         self._ctx = ctx
         self._notes = notes or {}  # run key -> what its reading adds ("confounded (image)")
 
     def __missing__(self, key: str) -> str:
-        run = self._runs.get(key)
+        run = self._ctx.by_key.get(key)
         if run is None:
             raise KeyError(key)
         value, note = reading(run, self._ctx), self._notes.get(key)
@@ -77,26 +76,31 @@ class Readings(dict):
 def repeats_disagree(ctx: Context) -> list[Warning_]:
     """Runs of one config with the same provenance whose primary metric
     differs beyond noise: they are pooled as repeats, so say so."""
+    return [w for _, w in repeats_in(ctx.runs, ctx)]
+
+
+def repeats_in(runs: Sequence[RunRec], ctx: Context) -> list[tuple[int, Warning_]]:
+    """:func:`repeats_disagree` over ``runs``, each warning with the place of its group's first run."""
     metric = ctx.spec.metric
     ignore = set(ctx.spec.ignore_provenance)
     groups: dict[tuple, list[RunRec]] = {}
-    for r in ctx.runs:
+    for r in runs:
         if metric in r.metrics and ctx.invalid_reason(r) is None:
             items = r.provenance.items()
             prov = frozenset(items if not ignore else [(k, v) for k, v in items if k not in ignore])
             groups.setdefault((r.config, prov), []).append(r)
     out = []
-    for (config, _), runs in groups.items():
-        if len(runs) < 2:
+    for (config, _), group in groups.items():
+        if len(group) < 2:
             continue
-        lo = min(runs, key=lambda r: r.metrics[metric][0])
-        hi = max(runs, key=lambda r: r.metrics[metric][0])
+        lo = min(group, key=lambda r: r.metrics[metric][0])
+        hi = max(group, key=lambda r: r.metrics[metric][0])
         high, low = ctx.measure([hi], metric), ctx.measure([lo], metric)  # with the metric's declared noise
         assert high is not None and low is not None
         c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.outcome is Outcome.DIFFERENT and c.method != "exact":
-            out.append(Warning_("repeats", (
+            out.append((ctx.order(group[0]), Warning_("repeats", (
                 f"runs of {ctx.short(config)} with the same provenance disagree: {hi.run_id} "
                 f"{fmt(hi.metrics[metric][0])} vs {lo.run_id} {fmt(lo.metrics[metric][0])} ({c.noise}); "
-                "they are pooled as repeats: exclude the bad one or record what differs")))
+                "they are pooled as repeats: exclude the bad one or record what differs"))))
     return out

@@ -19,6 +19,7 @@ from triage.rules.stats import Measure
 
 if TYPE_CHECKING:
     from triage.rules.context import Context
+    from triage.rules.source import RunSource
 
 
 class V(Enum):
@@ -43,6 +44,9 @@ class RunRec:
     excluded: bool = False
     excluded_reason: Optional[str] = None
     signature: Optional[str] = None
+    # where the run stands in the order recorded (the knowledge base's primary key); a
+    # list of runs given to the engine is in that order already, whatever this says
+    seq: int = field(default=0, compare=False)
     # "run_id/config", set once when the run is made: the engine looks runs up by key many times
     key: str = field(init=False, repr=False, compare=False)
 
@@ -186,6 +190,9 @@ class Investigation:
     runs: Sequence[RunRec] = ()
     signatures: Mapping[str, SignatureInfo] = field(default_factory=dict)
     exclusive: Sequence[Sequence[str]] = ()  # groups of hypotheses that exclude each other
+    # Where the runs come from when they are not all in ``runs``: a config at a
+    # time, from the knowledge base (see triage.rules.source)
+    source: Optional["RunSource"] = None
 
 
 @dataclass

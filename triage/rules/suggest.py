@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from triage.rules.context import Context, _run_order, num
 from triage.rules.discriminate import with_rules
+from triage.rules.facts import facts
 from triage.rules.evidence import _prediction_condition
 from triage.rules.records import (
     BisectState,
@@ -71,7 +72,7 @@ def _targets(cond: Condition) -> list[tuple[str, Any]]:
 
 
 def _has_data(ctx: Context, config: str, metric: str) -> bool:
-    return any(ctx.invalid_reason(r) is None and metric in r.metrics for r in ctx.by_config.get(config, []))
+    return metric in facts(config, ctx).valid_metrics
 
 
 def _missing(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
@@ -92,7 +93,11 @@ def _rule_waits(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
     """The runs a rule's comparisons wait for, where the runs it selects have data."""
     if cond.config is not None or cond.run is not None:
         metric = cond.metric or ctx.spec.metric
-        has = any(ctx.invalid_reason(r) is None and metric in r.metrics for r in ctx.select(cond))
+        if cond.run is None and not cond.provenance:  # a config's runs: its facts say
+            configs = [cond.config] if isinstance(cond.config, str) else list(cond.config or [])
+            has = any(_has_data(ctx, c, metric) for c in configs)
+        else:
+            has = any(ctx.invalid_reason(r) is None and metric in r.metrics for r in ctx.select(cond))
         return _missing(cond, ctx) if has else []
     subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
     return list(dict.fromkeys(w for sub in subs for w in _rule_waits(sub, ctx)))
@@ -112,8 +117,8 @@ def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid:
             out.append((h, "can't tell", ()))
         else:
             cond, _, _ = _prediction_condition(pred, recipe)
-            has_own = any(ctx.spec.metric in r.metrics or cond.metric in r.metrics
-                          for r in ctx.by_config.get(recipe.id, []) if r.key in valid)
+            recorded = facts(recipe.id, ctx).valid_metrics  # the metrics of its valid runs
+            has_own = bool(valid) and (ctx.spec.metric in recorded or cond.metric in recorded)
             waits = tuple(c for c, _ in _missing(cond, ctx)) if has_own else ()
             out.append((h, f"waiting for {', '.join(waits)}" if waits else "no data", waits))
     return out
@@ -131,17 +136,14 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
         by_rule.setdefault(e.rule, []).append(e)
     out = []
     for recipe in inv.recipes:
-        runs = sorted(ctx.by_config.get(recipe.id, []), key=_run_order)
-        keys = tuple(r.key for r in runs)
-        valid = tuple(r.key for r in runs if ctx.invalid_reason(r) is None)
+        own = facts(recipe.id, ctx)
+        keys, valid = own.keys, own.valid
         confounded = tuple(sorted({c.key for c in confounds if c.recipe == recipe.id}))
-        if not runs:
+        if not keys:
             out.append(RecipeState(recipe.id, "never-run"))
             continue
         if not valid:
-            newest = runs[-1]
-            out.append(RecipeState(recipe.id, "no-valid-run", keys, (), ctx.invalid_reason(newest, brief=True) or "",
-                                   blocked=_blocker(newest, ctx)))
+            out.append(RecipeState(recipe.id, "no-valid-run", keys, (), own.newest_why, blocked=own.newest_blocker))
             continue
         preds = _prediction_states(recipe, by_rule.get(f"predicts:{recipe.id}", []), valid, ctx)
         per = tuple((h, word) for h, word, _ in preds)
@@ -291,15 +293,15 @@ def _sample_advice(state: RecipeState, ctx: Context) -> str:
 
     Several comparisons may each name a number (vs good, vs bad): the largest
     decides them all."""
-    runs = [r for r in ctx.by_config.get(state.recipe, []) if r.key in state.valid]
-    metric = ctx.spec.metric
+    own = facts(state.recipe, ctx)
+    runs = own.valid  # its valid runs
     beyond = [need for need in state.needed if "full benchmark" in need]  # already advice (a metric's n_max)
     needs = [need for need in state.needed if need not in beyond]
     ns = [int(x.replace(",", "")) for need in needs for x in re.findall(r"n ≥ ([\d,]+)", need)]
     ks = [int(x) for need in needs for x in re.findall(r"≥ (\d+) repeats", need)]
     bits = beyond[:1]
     if ns:
-        have = sorted({r.metrics[metric][1] for r in runs if metric in r.metrics and r.metrics[metric][1]})
+        have = own.valid_ns
         had = f" (it had n={', '.join(str(x) for x in have)})" if have else ""
         bits.append(f"re-run with n ≥ {max(ns):,} samples per run{had}")
     if ks:
@@ -351,7 +353,7 @@ def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bi
                     bases.setdefault(config, []).append((recipe, (h,), whose))
         if st.state in ("run", "waiting") or not decides:
             continue
-        attempts = _trailing_invalid(ctx.by_config.get(recipe.id, []), ctx)
+        attempts = facts(recipe.id, ctx).trailing_invalid
         out.append(Candidate("recipe", recipe.id, decides, recipe.cost or 1.0, attempts, recipe=recipe))
     for rule in inv.rules:
         if rule.hypothesis not in undecided:
@@ -373,7 +375,7 @@ def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bi
                                          waiting=c.waiting + pairs, whats=whats)
             continue
         base_recipe = recipes.get(config)
-        attempts = _trailing_invalid(ctx.by_config.get(config, []), ctx)
+        attempts = facts(config, ctx).trailing_invalid
         out.append(Candidate("base", config, hyps, (base_recipe.cost if base_recipe else None) or 1.0, attempts,
                              recipe=base_recipe, waiting=pairs, whats=whats))
     specs = {b.id: b for b in inv.bisects}

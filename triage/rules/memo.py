@@ -1,0 +1,135 @@
+"""Incremental evaluation: pieces of an evaluation kept with what they read.
+
+An evaluation is cut into pieces: each bisect, each rule, each recipe
+prediction, each recipe's confounds, and what each config's runs say
+(:mod:`triage.rules.facts`).  While a piece is worked out, the context notes
+every run it reads (a config's runs, a run id's, all of them, or a bisect's
+state) with a fingerprint of what it read.  A later evaluation reuses the
+piece while every fingerprint holds, and works it out again otherwise; what
+holds for every piece (the definitions, the references, the engine's code) is
+the memo's ``key``, and a change of it works everything out again.
+
+A piece worked out now and a piece read back go through the same encoding,
+so that an incremental evaluation is, to the byte, a whole one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from contextlib import contextmanager
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Optional, Sequence, TypeVar
+
+from triage.rules.records import BisectState, Confound, EvidenceItem, PointState
+from triage.rules.source import Token
+
+if TYPE_CHECKING:
+    from triage.rules.context import Context
+
+T = TypeVar("T")
+Reads = list[list[str]]  # [kind, name, fingerprint], as stored
+
+
+class Memo:
+    """The pieces of the last evaluation (``stored``) and those of this one (``pieces``)."""
+
+    def __init__(self, stored: Optional[Mapping[str, tuple[Reads, Any]]] = None, key: str = "", *,
+                 keep: bool = True) -> None:
+        self.keep = keep  # note what each piece reads, to keep the pieces for the next evaluation
+        self.key = key  # what the stored pieces were derived under
+        self.code = ""  # the engine's code, as the caller knows it (a change works everything out again)
+        self.stored = dict(stored or {})
+        self.pieces: dict[str, tuple[Reads, Any]] = {}  # name -> (reads, encoded data), every piece of this one
+        self.worked: list[str] = []  # the pieces worked out (not reused), in order
+
+    def start(self, key: str) -> None:
+        """Begin an evaluation under ``key``: stored pieces of another key are dropped."""
+        if key != self.key:
+            self.stored = {}
+        self.key = key
+        self.pieces = {}
+        self.worked = []
+
+    def piece(self, ctx: "Context", name: str, compute: Callable[[], T], codec: "Codec[T]") -> T:
+        kept = self.stored.get(name)
+        if not self.keep and kept is None:  # nothing to keep: no need to note what it reads
+            data = codec.encode(compute())
+            self.worked.append(name)
+            return codec.decode(data)
+        if kept is not None and _holds(ctx, kept[0]):
+            reads, data = kept
+            for kind, what, fp in reads:  # what it read, for a piece around this one
+                ctx.read((kind, what), fp)
+        else:
+            with track(ctx) as seen:
+                out = compute()
+            reads = [[kind, what, fp] for (kind, what), fp in seen.items()]
+            data = codec.encode(out)
+            self.worked.append(name)
+        self.pieces[name] = (reads, data)
+        return codec.decode(data)
+
+
+def _holds(ctx: "Context", reads: Reads) -> bool:
+    for kind, what, fp in reads:
+        if kind == "b":
+            if ctx.bisects.fingerprints.get(what) != fp:
+                return False
+        elif ctx.source.fingerprint((kind, what)) != fp:
+            return False
+    return True
+
+
+@contextmanager
+def track(ctx: "Context") -> Iterator[dict[Token, str]]:
+    seen: dict[Token, str] = {}
+    ctx._tracks.append(seen)
+    try:
+        yield seen
+    finally:
+        ctx._tracks.remove(seen)
+
+
+def fingerprint(data: Any) -> str:
+    return hashlib.sha256(repr(data).encode()).hexdigest()[:24]
+
+
+# --------------------------------------------------------------------------
+# Encodings: plain lists, texts and numbers (JSON as they are)
+
+
+class Codec(Generic[T]):
+    """How a piece's value is stored: ``decode(encode(x))`` is what a stored piece reads back as."""
+
+    def __init__(self, encode: Callable[[T], Any], decode: Callable[[Any], T]) -> None:
+        self.encode, self.decode = encode, decode
+
+
+def _tuples(v: Any) -> Any:
+    return tuple(_tuples(x) for x in v) if isinstance(v, (list, tuple)) else v
+
+
+def _row(obj: Any) -> list:
+    return [list(v) if isinstance(v, tuple) else v for v in (getattr(obj, f.name) for f in fields(obj))]
+
+
+def _unrow(cls: type, row: Sequence[Any]) -> Any:
+    return cls(*(_tuples(v) for v in row))
+
+
+EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_row(e) for e in items], lambda rows: [_unrow(EvidenceItem, r) for r in rows])
+CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [_row(c) for c in items], lambda rows: [_unrow(Confound, r) for r in rows])
+
+
+def _bisect_row(b: BisectState) -> list:
+    row = _row(b)
+    row[3] = [_row(p) for p in b.points]
+    return row
+
+
+def _bisect(row: Sequence[Any]) -> BisectState:
+    points = tuple(_unrow(PointState, p) for p in row[3])
+    return BisectState(*(points if i == 3 else _tuples(v) for i, v in enumerate(row)))
+
+
+BISECT: Codec[BisectState] = Codec(_bisect_row, _bisect)
