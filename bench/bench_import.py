@@ -141,15 +141,16 @@ def time_executemany(where: Path, rows: list[tuple]) -> float:
 def time_import(where: Path, path: Path, n: int) -> float:
     from triage.ingest.importer import import_file
     from triage.kb import store
+    from triage.kb.db import _engines
 
     url = fresh_kb(where)
-    store._engines.clear()
+    _engines.clear()
     store.get_engine(url)  # opening the knowledge base is not per-row work (nor timed for executemany)
     t = time.perf_counter()
     with store.session(url) as s:
         result = import_file(s, str(path))
     elapsed = time.perf_counter() - t
-    store._engines.pop(url).dispose()
+    _engines.pop(url).dispose()
     if result.total != n or result.created != n:
         raise SystemExit(f"import: {result.total} records, {result.created} new; expected {n}")
     return elapsed

@@ -136,7 +136,7 @@ def test_a_writer_that_read_before_another_created_the_run_still_succeeds(db, mo
     import threading
     import time
 
-    from triage.kb import store
+    from triage.kb import runs, store
 
     url = store.resolve_url(db)
     real_now = store.now
@@ -149,7 +149,7 @@ def test_a_writer_that_read_before_another_created_the_run_still_succeeds(db, mo
             time.sleep(0.5)  # B writes now, or waits for A's lock
         return real_now()
 
-    monkeypatch.setattr(store, "now", now)
+    monkeypatch.setattr(runs, "now", now)  # the clock upsert_run reads
     errors: list[BaseException] = []
 
     def write(note: str) -> None:

@@ -42,10 +42,10 @@ def _database():
     try:
         yield admin.set(database=name).render_as_string(hide_password=False)
     finally:
-        from triage.kb import store
+        from triage.kb.db import _engines
 
-        for url in [u for u in store._engines if name in u]:
-            store._engines.pop(url).dispose()
+        for url in [u for u in _engines if name in u]:
+            _engines.pop(url).dispose()
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         con.close()
 

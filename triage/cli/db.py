@@ -23,11 +23,12 @@ def db_status() -> None:
     does not know, is an error (exit 1) that says what to do.
     """
     from triage.kb import migrate, store
+    from triage.kb.db import _safe
 
     url = store.resolve_url(state.db)
     engine = store.get_engine(url, upgrade=False)
     try:
-        found = migrate.prepare(engine, store._safe(url), upgrade=False)
+        found = migrate.prepare(engine, _safe(url), upgrade=False)
     finally:
         engine.dispose()
     if found.state == "empty":
@@ -53,11 +54,12 @@ def db_upgrade() -> None:
     knowledge base the same way when it opens it.
     """
     from triage.kb import migrate, store
+    from triage.kb.db import _safe
 
     url = store.resolve_url(state.db)
     engine = store.get_engine(url, upgrade=False)
     try:
-        found = migrate.prepare(engine, store._safe(url), notify=typer.echo)
+        found = migrate.prepare(engine, _safe(url), notify=typer.echo)
     finally:
         engine.dispose()
     if found.state == "empty":

@@ -73,7 +73,7 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
     Its ``similar`` ("Seen elsewhere") is there only while no evaluation has
     changed stored evidence since it was computed (see :func:`others`).
     """
-    from triage.kb.store import EVIDENCE_VERSION
+    from triage.kb.evaluations import EVIDENCE_VERSION
 
     t, meta = m.Snapshot.__table__, m.Meta.__table__
     version = select(meta.c.value).where(meta.c.key == EVIDENCE_VERSION).scalar_subquery()
@@ -90,7 +90,7 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
 
 def others(s: Session) -> str:
     """The evidence version: it changes with every evaluation that changed any stored evidence or status."""
-    from triage.kb.store import EVIDENCE_VERSION
+    from triage.kb.evaluations import EVIDENCE_VERSION
 
     row = s.get(m.Meta, EVIDENCE_VERSION)
     return row.value if row is not None else ""
@@ -107,7 +107,7 @@ def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -
 
 def write(s: Session, iid: str, fp: str, data: Any) -> None:
     """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``."""
-    from triage.kb.store import now
+    from triage.kb.db import now
 
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     row = s.get(m.Snapshot, iid)

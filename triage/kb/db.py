@@ -1,0 +1,204 @@
+"""The database: engines, sessions and locks.
+
+The default database is ``kb.sqlite`` in the current directory; ``--db`` or
+``TRIAGE_DB`` take any SQLAlchemy URL (``postgresql+psycopg://…`` for a team).
+Writes happen in one transaction per command: an error leaves the knowledge
+base as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from sqlalchemy import event, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlmodel import Session, create_engine
+
+from triage.errors import InputError, RuntimeFailure
+from triage.kb import models as m
+
+DEFAULT_DB = "kb.sqlite"
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def resolve_url(db: Optional[str]) -> str:
+    """A SQLAlchemy URL from ``--db``/``TRIAGE_DB``; a bare path means SQLite."""
+    value = db or os.environ.get("TRIAGE_DB") or DEFAULT_DB
+    if "://" in value:
+        if value.startswith("sqlite:///") and not value.startswith("sqlite:////") and ":memory:" not in value:
+            value = "sqlite:///" + str(Path(value[len("sqlite:///"):]).resolve())
+        return value
+    return f"sqlite:///{Path(value).resolve()}"
+
+
+def missing_file(url: str) -> Optional[Path]:
+    """The SQLite file a URL names when it does not exist yet (None: it exists, or not SQLite)."""
+    if not url.startswith("sqlite:///") or ":memory:" in url:
+        return None
+    path = Path(url[len("sqlite:///"):])
+    return None if path.exists() else path
+
+
+_engines: dict[str, Engine] = {}
+
+#: SQLite: how long a writer waits for another's lock (the busy timeout), and
+#: how many more times it tries to take it after that.
+BUSY_TIMEOUT = 30.0
+BUSY_RETRIES = 3
+
+
+def _sqlite_busy(e: BaseException) -> bool:
+    return "locked" in str(e) or "busy" in str(e)
+
+
+def _retry_busy(action: Any) -> Any:
+    """Run ``action()``; again, up to :data:`BUSY_RETRIES` times, while SQLite says it is locked."""
+    import sqlite3
+    import time
+
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            return action()
+        except sqlite3.OperationalError as e:
+            if attempt == BUSY_RETRIES or not _sqlite_busy(e):
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
+def get_engine(url: str, *, upgrade: bool = True) -> Engine:
+    """The engine of a knowledge base, created, checked or upgraded on first use
+    (:func:`triage.kb.migrate.prepare`; ``upgrade=False`` only checks).
+
+    SQLite runs in WAL mode, and every transaction begins with ``BEGIN
+    IMMEDIATE``: writers take the write lock first, waiting for it up to
+    :data:`BUSY_TIMEOUT` seconds (then retrying), so that no transaction
+    fails halfway with "database is locked".
+    """
+    if url in _engines:
+        return _engines[url]
+    try:
+        if url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT}, json_serializer=json_text)
+
+            @event.listens_for(engine, "connect")
+            def _pragmas(dbapi_conn: Any, _: Any) -> None:
+                dbapi_conn.isolation_level = None  # transactions are begun below, IMMEDIATE
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA foreign_keys=ON")
+                _retry_busy(lambda: cur.execute("PRAGMA journal_mode=WAL"))
+                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.close()
+
+            @event.listens_for(engine, "begin")
+            def _begin(conn: Any) -> None:
+                cur = conn.connection.dbapi_connection.cursor()
+                try:
+                    _retry_busy(lambda: cur.execute("BEGIN IMMEDIATE"))
+                finally:
+                    cur.close()
+
+        else:
+            engine = create_engine(url, pool_pre_ping=True, json_serializer=json_text)
+    except (ArgumentError, NoSuchModuleError) as e:
+        raise InputError(f"--db: not a database URL SQLAlchemy can use: {url} ({e.__class__.__name__})") from None
+    except ModuleNotFoundError as e:
+        raise InputError(f"--db: the driver for {url.split('://')[0]} is not installed ({e.name}); "
+                         "for PostgreSQL: pip install 'triage[postgres]'") from None
+    from triage.kb import migrate
+
+    try:
+        migrate.prepare(engine, _safe(url), upgrade=upgrade, notify=_notify)
+    except OperationalError as e:
+        detail = " ".join(str(e.orig).split())
+        raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {detail}") from None
+    except BaseException:
+        engine.dispose()
+        raise
+    if upgrade:
+        _engines[url] = engine
+    return engine
+
+
+def _notify(message: str) -> None:
+    import sys
+
+    sys.stderr.write(message + "\n")
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for messages."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<database>"
+
+
+_pending_rules: dict[str, Any] = {}
+
+
+def sync_on_open(url: str, ruleset: Any) -> None:
+    """Sync ``ruleset`` in the next :func:`session` of ``url``: in the
+    command's own transaction, so that a command that fails writes nothing."""
+    _pending_rules[url] = ruleset
+
+
+@contextmanager
+def session(url: str) -> Iterator[Session]:
+    """A session that commits on success and rolls back on any error.
+
+    Rule files handed to :func:`sync_on_open` are synced first, in the same
+    transaction.
+    """
+    with Session(get_engine(url), expire_on_commit=False) as s:
+        try:
+            ruleset = _pending_rules.get(url)
+            if ruleset is not None:
+                from triage.kb.sync import sync_rules  # here: sync imports this module
+
+                sync_rules(s, ruleset)
+            yield s
+            s.commit()
+            if ruleset is not None and _pending_rules.get(url) is ruleset:
+                del _pending_rules[url]
+        except BaseException:
+            s.rollback()
+            raise
+
+
+def lock_investigation(s: Session, iid: str) -> None:
+    """Hold the investigation for this transaction: a row lock on PostgreSQL
+    (``SELECT ... FOR UPDATE``); on SQLite the transaction holds the write
+    lock already (``BEGIN IMMEDIATE``).  Writers of one investigation take
+    it in turn."""
+    s.execute(select(m.Investigation.id).where(m.Investigation.id == iid).with_for_update())
+
+
+try:  # several times faster than json.dumps, which matters to bulk imports
+    from msgspec.json import encode as _msgspec_encode
+except ImportError:  # pragma: no cover - a dependency
+    _msgspec_encode = None
+
+
+def json_text(value: Any) -> str:
+    """The JSON text the knowledge base stores for a JSON column (compact,
+    UTF-8); the engine's serializer, so that the ORM and
+    :class:`~triage.kb.runs.RunWriter` write the same text."""
+    if _msgspec_encode is not None:
+        return _msgspec_encode(value).decode("utf-8")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # pragma: no cover
+
+
+def _utc(t: datetime) -> datetime:
+    """Stored times come back naive from SQLite: they are UTC."""
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)

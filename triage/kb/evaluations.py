@@ -1,0 +1,109 @@
+"""Evaluations: the evidence and statuses the engine derived, stored with their history;
+manual evidence from the command line."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from triage.errors import InputError
+from triage.kb import models as m
+from triage.kb.db import now
+
+
+#: The runs a stored summary of invalid runs keeps.
+STORED_RUNS = 20
+
+
+def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[str], str]]:
+    """Store derived evidence and statuses; return the statuses that changed.
+
+    Evidence no longer derived is retired (kept, with ``retired_at``); new
+    evidence is added; unchanged evidence keeps its creation time.
+    """
+    from sqlalchemy import insert, update
+
+    stamp = now()
+    t = m.Evidence.__table__
+    # Core statements throughout: an evaluation of a large investigation
+    # derives tens of thousands of items, and most are unchanged.
+    active = {key: (pk, flags) for pk, key, flags in s.execute(
+        select(t.c.pk, t.c.key, t.c.flags).where(t.c.investigation_id == iid, t.c.retired_at.is_(None)))}
+    new_keys = set()
+    fresh = []
+    touched = False
+    for item in ev.evidence:
+        new_keys.add(item.key)
+        if item.key in active:
+            pk, flags = active[item.key]
+            if list(flags) != list(item.flags):
+                s.execute(update(t).where(t.c.pk == pk).values(flags=list(item.flags)))
+                touched = True
+            continue
+        # A summary of invalid runs keeps the runs it names: the count is in its reason.
+        runs = list(item.runs[:STORED_RUNS]) if "invalid-run" in item.flags else list(item.runs)
+        fresh.append(dict(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
+                          reason=item.reason, runs=runs, flags=list(item.flags), key=item.key,
+                          created_at=stamp, retired_at=None))
+    if fresh:
+        s.execute(insert(t), fresh)
+    gone = [pk for key, (pk, _) in active.items() if key not in new_keys]
+    for i in range(0, len(gone), 500):
+        s.execute(update(t).where(t.c.pk.in_(gone[i:i + 500])).values(retired_at=stamp))
+    changed: dict[str, tuple[Optional[str], str]] = {}
+    hyps = {h.id: h for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
+    last = {}
+    for c in s.execute(select(m.StatusChange).where(m.StatusChange.investigation_id == iid).order_by(m.StatusChange.pk)).scalars():
+        last[c.hypothesis_id] = c.status
+    for hid, status in ev.statuses.items():
+        previous = last.get(hid)
+        if previous != status:
+            s.add(m.StatusChange(investigation_id=iid, hypothesis_id=hid, previous=previous, status=status, at=stamp))
+            changed[hid] = (previous, status)
+        if hid in hyps and hyps[hid].status != status:
+            hyps[hid].status = status
+            touched = True
+    if touched or fresh or gone or changed:
+        # What other investigations' reports read of this one ("Seen elsewhere") changed.
+        import uuid
+
+        row = s.get(m.Meta, EVIDENCE_VERSION)
+        if row is None:
+            s.add(m.Meta(key=EVIDENCE_VERSION, value=uuid.uuid4().hex))
+        else:
+            row.value = uuid.uuid4().hex
+    s.flush()
+    return changed
+
+
+#: A Meta key that changes with every evaluation that changed stored evidence or statuses.
+EVIDENCE_VERSION = "evidence-version"
+
+
+def status_history(s: Session, iid: str) -> list[m.StatusChange]:
+    q = select(m.StatusChange).where(m.StatusChange.investigation_id == iid).order_by(m.StatusChange.pk)
+    return list(s.execute(q).scalars())
+
+
+def evidence_history(s: Session, iid: str) -> list[m.Evidence]:
+    q = select(m.Evidence).where(m.Evidence.investigation_id == iid).order_by(m.Evidence.pk)
+    return list(s.execute(q).scalars())
+
+
+def add_manual_evidence(s: Session, iid: str, hypothesis: str, verdict: str, reason: str,
+                        author: Optional[str], runs: Sequence[str]) -> m.ManualEvidence:
+    """Manual evidence from the command line (kept when rule files reload)."""
+    known = {h.id for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
+    if hypothesis not in known:
+        import difflib
+
+        close = difflib.get_close_matches(hypothesis, sorted(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InputError(f"--hypothesis {hypothesis!r}: no such hypothesis{hint}")
+    row = m.ManualEvidence(investigation_id=iid, hypothesis_id=hypothesis, verdict=verdict, reason=reason,
+                           author=author, runs=list(runs), source="cli", created_at=now())
+    s.add(row)
+    s.flush()
+    return row

@@ -1,0 +1,169 @@
+"""Investigations: finding one, and reading it back as the rule engine's input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional, Sequence
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from triage.errors import InputError, NoInvestigation
+from triage.kb import models as m
+from triage.kb.db import now
+
+
+def find_investigation(s: Session, pr: Optional[int] = None, repo: Optional[str] = None,
+                       ident: Optional[str] = None) -> m.Investigation:
+    """The investigation a command names by ``--pr`` (and ``--repo``) or id."""
+    if ident is not None:
+        row = s.get(m.Investigation, ident)
+        if row is None:
+            raise InputError(f"no investigation {ident!r} in the knowledge base")
+        return row
+    q = select(m.Investigation)
+    if pr is not None:
+        q = q.where(m.Investigation.pr == pr)
+    if repo is not None:
+        q = q.where(m.Investigation.repo == repo)
+    rows = s.execute(q.order_by(m.Investigation.id)).scalars().all()
+    if not rows:
+        what = " ".join(x for x in (repo and f"repo {repo}", pr is not None and f"PR {pr}") if x)
+        known = s.execute(select(m.Investigation).order_by(m.Investigation.id)).scalars().all()
+        hint = (" Known: " + ", ".join(f"{r.repo}#{r.pr}" for r in known) + ".") if known else \
+            " Load a rule file that defines it (rules/*.yaml, or --rules PATH)."
+        raise NoInvestigation(f"no investigation for {what or 'that selection'}.{hint}")
+    if len(rows) > 1:
+        raise InputError(f"PR {pr} names several investigations ({', '.join(r.repo for r in rows)}): add --repo")
+    return rows[0]
+
+
+def list_investigations(s: Session) -> list[m.Investigation]:
+    return list(s.execute(select(m.Investigation).order_by(m.Investigation.repo, m.Investigation.pr)).scalars())
+
+
+def load_bundle(s: Session, inv: m.Investigation) -> Any:
+    """Rebuild the engine's input for one investigation from the database."""
+    from triage.rules import schema
+    from triage.rules.engine import Investigation as Bundle
+    from triage.rules.engine import SignatureInfo
+
+    iid = inv.id
+
+    def rows(table: Any) -> list[Any]:
+        return list(s.execute(select(table).where(table.investigation_id == iid).order_by(table.position)).scalars())
+
+    spec_data = {k: v for k, v in inv.spec.items() if k not in ("extractors", "exclusive")}
+    sigs = {}
+    for row in s.execute(select(m.Signature)).scalars():
+        sp = row.spec
+        sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""))
+    marks = list(s.execute(select(m.BisectMark).where(m.BisectMark.investigation_id == iid).order_by(m.BisectMark.pk)).scalars())
+    manual = s.execute(select(m.ManualEvidence).where(m.ManualEvidence.investigation_id == iid).order_by(m.ManualEvidence.pk)).scalars()
+    return Bundle(
+        spec=schema.InvestigationSpec.model_validate(spec_data),
+        hypotheses=[schema.HypothesisSpec.model_validate(r.spec) for r in rows(m.Hypothesis)],
+        recipes=[schema.RecipeSpec.model_validate(r.spec) for r in rows(m.Recipe)],
+        rules=[schema.RuleSpec.model_validate(r.spec) for r in rows(m.Rule)],
+        evidence=[schema.ManualEvidenceSpec(hypothesis=e.hypothesis_id, verdict=e.verdict, because=e.reason,
+                                            author=e.author, runs=e.runs) for e in manual],
+        bisects=[_with_marks(schema, r, marks) for r in rows(m.Bisect)],
+        runs=run_records(s, iid),
+        signatures=sigs,
+        exclusive=inv.spec.get("exclusive", []),
+    )
+
+
+def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
+    """(metrics, configs) the investigation's definitions name (no runs read)."""
+    from triage.rules.names import known_names as walk
+
+    defs = [r.spec for t in (m.Recipe, m.Rule, m.Bisect)
+            for r in s.execute(select(t).where(t.investigation_id == inv.id)).scalars()]
+    spec = {k: v for k, v in inv.spec.items() if k != "extractors"}
+    return walk(spec, defs, extractors_for(s, inv))
+
+
+def has_config(s: Session, iid: str, config: str) -> bool:
+    q = select(m.Run.pk).where(m.Run.investigation_id == iid, m.Run.config == config).limit(1)
+    return s.execute(q).first() is not None
+
+
+def _with_marks(schema: Any, row: m.Bisect, marks: Sequence[m.BisectMark]) -> Any:
+    """A bisect's definition with the marks set from the command line after its own."""
+    extra = [{"point": x.point, "verdict": x.verdict, "because": x.reason} | ({"author": x.author} if x.author else {})
+             for x in marks if x.bisect_id == row.id]
+    return schema.BisectSpec.model_validate(row.spec | {"marks": list(row.spec.get("marks", [])) + extra})
+
+
+def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str, reason: str,
+                    author: Optional[str]) -> m.BisectMark:
+    """A point judged by hand (kept when rule files reload; a disagreeing run makes the point flaky)."""
+    import difflib
+
+    from triage.rules import schema
+
+    rows = {r.id: r for r in s.execute(select(m.Bisect).where(m.Bisect.investigation_id == iid)).scalars()}
+    if bisect not in rows:
+        close = difflib.get_close_matches(bisect, sorted(rows), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(sorted(rows)) or 'none'}"
+        raise InputError(f"bisect {bisect!r}: no such bisect{hint}")
+    labels = schema.BisectSpec.model_validate(rows[bisect].spec).point_labels()
+    if point not in labels:
+        close = difflib.get_close_matches(point, labels, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InputError(f"point {point!r}: not a point of bisect {bisect!r}{hint}")
+    row = m.BisectMark(investigation_id=iid, bisect_id=bisect, point=point, verdict=verdict, reason=reason,
+                       author=author, created_at=now())
+    s.add(row)
+    s.flush()
+    return row
+
+
+def run_records(s: Session, iid: str) -> list[Any]:
+    """The engine's view of an investigation's runs, read with Core: no ORM
+    objects for what may be a hundred thousand rows."""
+    from triage.rules.engine import RunRec
+
+    from sqlalchemy import Text, cast
+
+    t = m.Run.__table__
+    # The JSON columns as their text, decoded here in C: no per-value processor.
+    cols = (t.c.run_id, t.c.config, t.c.status, cast(t.c.metrics, Text), cast(t.c.provenance, Text),
+            t.c.url, t.c.time, t.c.note, t.c.excluded, t.c.excluded_reason, t.c.signature_id)
+    q = select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk)
+    decode = _json_decode()
+    return [
+        RunRec(run_id=run_id, config=config, status=status,
+               metrics={k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()},
+               provenance={k: str(v) for k, v in decode(provenance).items()}, url=url,
+               time=when.isoformat() if when else None, note=note, excluded=bool(excluded),
+               excluded_reason=excluded_reason, signature=signature)
+        for run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature
+        in s.execute(q)
+    ]
+
+
+def _json_decode() -> Any:
+    """A JSON text decoder: msgspec's, else the standard library's."""
+    try:
+        from msgspec.json import decode
+    except ImportError:  # pragma: no cover - a dependency
+        return json.loads
+    return decode
+
+
+def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
+    """Extractor definitions: the investigation's own, then shared ones."""
+    import json
+
+    out = list(inv.spec.get("extractors", []))
+    for row in s.execute(select(m.Meta).where(m.Meta.key.startswith("extractors:")).order_by(m.Meta.key)).scalars():
+        out += json.loads(row.value)
+    return out
+
+
+def signature_specs(s: Session) -> list[dict]:
+    """The signatures logs are matched against: those no rule file retired."""
+    q = select(m.Signature).where(m.Signature.retired_at.is_(None)).order_by(m.Signature.id)
+    return [row.spec for row in s.execute(q).scalars()]
