@@ -22,12 +22,13 @@ from triage.rules.schema import BisectMark, BisectSpec, Condition, Selector
 # Bisects
 
 
-def _bisect_runs(b: BisectSpec, ctx: Context) -> list[RunRec]:
-    """The runs a bisect looks at: its configs' (all runs when it names none), in the order recorded."""
+def _bisect_runs(b: BisectSpec, ctx: Context, keys: Sequence[str] = ()) -> list[RunRec]:
+    """The runs a bisect looks at: its configs' (all runs when it names none), in
+    the order recorded; with ``keys``, only those that recorded every one of them."""
     if b.config is None:
-        return list(ctx.runs)
+        return [r for r in ctx.runs if all(k in r.provenance for k in keys)]
     configs = {b.config} if isinstance(b.config, str) else set(b.config)
-    return sorted((r for c in configs for r in ctx.by_config.get(c, [])), key=ctx.order)
+    return sorted((r for c in configs for r in ctx.runs_with(c, keys)), key=ctx.order)
 
 
 def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[str],
@@ -40,7 +41,7 @@ def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[
     where = {k: str(v) for k, v in b.where.items()}
     free = [i for i, k in enumerate(axis) if k not in where]
     by_point: dict[tuple[str, ...], list[RunRec]] = {}
-    for r in _bisect_runs(b, ctx):
+    for r in _bisect_runs(b, ctx, sorted(set(where) | {axis[i] for i in free})):
         p = r.provenance
         if any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
             continue

@@ -46,22 +46,39 @@ def find_confounds(inv: Investigation, ctx: Context) -> list[Confound]:
 
 
 def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
-    """:func:`find_confounds` for one recipe."""
+    """:func:`find_confounds` for one recipe, from what its config's runs say
+    (:mod:`triage.rules.facts`): runs that recorded the same provenance are
+    compared with the base once."""
+    from triage.rules.facts import facts
+
+    own = facts(recipe.id, ctx)
+    if not own.valid:
+        return []
     ignore = set(ctx.spec.ignore_provenance)
-    out: list[Confound] = []
-    runs = sorted((r for r in ctx.by_config.get(recipe.id, []) if ctx.invalid_reason(r) is None), key=_run_order)
-    if runs:
-        declared = {k: _scalar(v) for k, v in recipe.vary.items()}
-        base = base_run(recipe, ctx)
-        for r in runs:
-            for key, want in declared.items():
-                have = r.provenance.get(key)
-                if key not in ignore and have is not None and have != want:
-                    out.append(Confound(r.key, recipe.id, key, have, None, declared=want))
-            if base is None:
-                continue
-            shared = (set(r.provenance) & set(base.provenance)) - set(declared) - ignore
+    declared = {k: _scalar(v) for k, v in recipe.vary.items()}
+    base: Optional[tuple[str, dict[str, str]]] = None  # the base run's key and provenance
+    if recipe.base_run:
+        run = base_run(recipe, ctx)
+        base = (run.key, dict(run.provenance)) if run is not None else None
+    elif recipe.base:
+        of_base = facts(recipe.base, ctx)
+        if of_base.valid:
+            base = (of_base.valid[-1], dict(of_base.provenances[of_base.valid_provenance[-1]]))
+    said: dict[int, list[tuple]] = {}  # provenance -> what its runs differ in
+    for i, items in enumerate(own.provenances):
+        prov = dict(items)
+        found = []
+        for key, want in declared.items():
+            have = prov.get(key)
+            if key not in ignore and have is not None and have != want:
+                found.append((key, have, None, None, want))
+        if base is not None:
+            base_key, base_prov = base
+            shared = (set(prov) & set(base_prov)) - set(declared) - ignore
             for key in sorted(shared):
-                if r.provenance[key] != base.provenance[key]:
-                    out.append(Confound(r.key, recipe.id, key, r.provenance[key], base.provenance[key], base.key))
-    return out
+                if prov[key] != base_prov[key]:
+                    found.append((key, prov[key], base_prov[key], base_key, None))
+        said[i] = found
+    return [Confound(run, recipe.id, key, value, base_value, base_run=base_key, declared=want)
+            for run, i in zip(own.valid, own.valid_provenance)
+            for key, value, base_value, base_key, want in said[i]]

@@ -15,7 +15,7 @@ from triage.rules.schema import (
     Selector,
 )
 from triage.rules.memo import Memo
-from triage.rules.source import ALL, ListSource, RunSource, Token
+from triage.rules.source import ALL, ListSource, RunSource, Token, with_keys
 from triage.rules.stats import Measure, fmt
 
 # The built-in pass-rate metric: k failed of n over a selection's passed/failed
@@ -44,7 +44,11 @@ class Context:
         self.margin: Optional[float] = None
         if good[0] is not None and bad[0] is not None:
             self.margin = abs(good[0].value - bad[0].value) / 2 or None
-            self._warn_wide_noise(good[0], bad[0])
+            if self.margin is None:
+                self.warnings.append(f"good and bad are the same value ({fmt(good[0].value)}): no reading can "
+                                     "tell them apart; check the references")
+            else:
+                self._warn_wide_noise(good[0], bad[0])
         self.bisects = _Bisects(self)  # bisect id -> BisectState, as each is evaluated
 
     # -- what is read -----------------------------------------------------
@@ -63,6 +67,12 @@ class Context:
 
     def order(self, run: RunRec) -> int:
         return self.source.order(run)
+
+    def runs_with(self, config: str, keys: Sequence[str]) -> list[RunRec]:
+        """A config's runs that recorded every one of ``keys`` in their provenance
+        (what a bisect looks at): only a change to those makes its reading stale."""
+        self.read(with_keys(config, keys))
+        return [r for r in self.source.config(config) if all(k in r.provenance for k in keys)]
 
     # -- metrics ----------------------------------------------------------
     def settings(self, metric: str) -> MetricSpec:
@@ -155,12 +165,18 @@ class Context:
         return config
 
     def select(self, sel: Selector, base: Optional[list[RunRec]] = None) -> list[RunRec]:
-        runs = self.runs if base is None else base
+        ids = None if sel.run is None else {sel.run} if isinstance(sel.run, str) else set(sel.run)
         if sel.config is not None:
             configs = [sel.config] if isinstance(sel.config, str) else sel.config
             runs = [r for c in configs for r in self.by_config.get(c, [])]
-        if sel.run is not None:
-            ids = {sel.run} if isinstance(sel.run, str) else set(sel.run)
+        elif base is not None:
+            runs = base
+        elif ids is not None:  # the runs the ids name, as a scan of every run would find them
+            found = {id(r): r for name in ids for r in self.named(name)}
+            runs = sorted(found.values(), key=self.order)
+        else:
+            runs = self.runs
+        if ids is not None:
             runs = [r for r in runs if r.run_id in ids or r.key in ids]
         if sel.provenance:
             runs = [r for r in runs if _provenance_matches(r, sel.provenance)]

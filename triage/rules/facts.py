@@ -12,16 +12,13 @@ recorded, so that merged they read as one pass over every run would.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from triage.rules import summary
 from triage.rules.context import Context, _run_order
-from triage.rules.memo import Codec, _tuples
+from triage.rules.memo import Codec
 from triage.rules.readings import repeats_in
 from triage.rules.records import RunRec
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)
@@ -38,6 +35,8 @@ class ConfigFacts:
     inconclusive: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per reason runs decide nothing
     repeats: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per group of disagreeing repeats
     unscaled: tuple[tuple[str, tuple[int, int, float, int]], ...] = ()  # see Context.unscaled
+    provenances: tuple[tuple[tuple[str, str], ...], ...] = ()  # the valid runs' distinct provenances
+    valid_provenance: tuple[int, ...] = ()  # per valid run (as in ``valid``), its provenance's place there
 
 
 def config_facts(config: str, ctx: Context) -> ConfigFacts:
@@ -52,6 +51,9 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
     newest = ordered[-1]
     metric = ctx.spec.metric
     said = summary.group((r.run_id, r.config, w) for r in runs if (w := why[id(r)]) is not None)
+    provenances: dict[tuple[tuple[str, str], ...], int] = {}
+    for r in valid:
+        provenances.setdefault(tuple(r.provenance.items()), len(provenances))
     first: dict[str, int] = {}
     for r in runs:
         w = why[id(r)]
@@ -71,17 +73,26 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         inconclusive=tuple((first[w], f"{summary.head(ids, c, ctx.short)}: {w}") for (c, w), ids in said.items()),
         repeats=tuple((order, w.message) for order, w in repeats_in(runs, ctx)),
         unscaled=tuple(ctx.unscaled(runs).items()),
+        provenances=tuple(provenances),
+        valid_provenance=tuple(provenances[tuple(r.provenance.items())] for r in valid),
     )
 
 
 def _encode(f: ConfigFacts) -> list:
     return [f.config, list(f.keys), list(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
             list(f.valid_metrics), list(f.valid_ns), [list(x) for x in f.invalid], [list(x) for x in f.inconclusive],
-            [list(x) for x in f.repeats], [[name, list(first)] for name, first in f.unscaled]]
+            [list(x) for x in f.repeats], [[name, list(first)] for name, first in f.unscaled],
+            [[list(kv) for kv in p] for p in f.provenances], list(f.valid_provenance)]
 
 
 def _decode(row: Sequence[Any]) -> ConfigFacts:
-    return ConfigFacts(*(_tuples(v) for v in row))
+    (config, keys, valid, newest_why, newest_blocker, trailing, metrics, ns, invalid, inconclusive, repeats,
+     unscaled, provenances, valid_provenance) = row
+    return ConfigFacts(
+        config, tuple(keys), tuple(valid), newest_why, newest_blocker, trailing, tuple(metrics), tuple(ns),
+        tuple(map(tuple, invalid)), tuple(map(tuple, inconclusive)), tuple(map(tuple, repeats)),
+        tuple((name, tuple(first)) for name, first in unscaled),
+        tuple(tuple(map(tuple, p)) for p in provenances), tuple(valid_provenance))
 
 
 FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)

@@ -41,6 +41,7 @@ class Memo:
         self.stored = dict(stored or {})
         self.pieces: dict[str, tuple[Reads, Any]] = {}  # name -> (reads, encoded data), every piece of this one
         self.worked: list[str] = []  # the pieces worked out (not reused), in order
+        self._values: dict[str, Any] = {}  # name -> the piece's value, in this evaluation
 
     def start(self, key: str) -> None:
         """Begin an evaluation under ``key``: stored pieces of another key are dropped."""
@@ -49,13 +50,18 @@ class Memo:
         self.key = key
         self.pieces = {}
         self.worked = []
+        self._values = {}
 
     def piece(self, ctx: "Context", name: str, compute: Callable[[], T], codec: "Codec[T]") -> T:
+        if name in self._values:  # asked for again in this evaluation
+            for kind, what, fp in self.pieces.get(name, ([], None))[0]:
+                ctx.read((kind, what), fp)
+            return self._values[name]
         kept = self.stored.get(name)
         if not self.keep and kept is None:  # nothing to keep: no need to note what it reads
-            data = codec.encode(compute())
+            value = self._values[name] = codec.decode(codec.encode(compute()))
             self.worked.append(name)
-            return codec.decode(data)
+            return value
         if kept is not None and _holds(ctx, kept[0]):
             reads, data = kept
             for kind, what, fp in reads:  # what it read, for a piece around this one
@@ -67,7 +73,8 @@ class Memo:
             data = codec.encode(out)
             self.worked.append(name)
         self.pieces[name] = (reads, data)
-        return codec.decode(data)
+        value = self._values[name] = codec.decode(data)
+        return value
 
 
 def _holds(ctx: "Context", reads: Reads) -> bool:

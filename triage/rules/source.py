@@ -9,12 +9,14 @@ evaluation can be reused while everything it read is as it was
 (``triage.rules.memo``).
 
 Read tokens are pairs: ``("c", config)`` a config's runs, ``("i", run_id)``
-the runs of one run id, ``("*", "")`` every run.
+the runs of one run id, ``("*", "")`` every run, ``("p", '["config", "key",
+...]')`` a config's runs that recorded every key in their provenance.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Optional, Protocol, Sequence
 
 from triage.rules.records import RunRec
@@ -41,6 +43,15 @@ class RunSource(Protocol):
 
     def order(self, run: RunRec) -> int:
         """A run's place in the order recorded."""
+
+
+def with_keys(config: str, keys: Sequence[str]) -> Token:
+    return ("p", json.dumps([config, *sorted(set(keys))], ensure_ascii=False))
+
+
+def config_and_keys(token: Token) -> tuple[str, list[str]]:
+    config, *keys = json.loads(token[1])
+    return config, keys
 
 
 def digest(parts: Sequence[object]) -> str:
@@ -80,6 +91,10 @@ class ListSource:
         fp = self._fps.get(token)
         if fp is None:
             kind, name = token
-            runs = self._runs if kind == "*" else self.config(name) if kind == "c" else self.run_id(name)
+            if kind == "p":
+                config, keys = config_and_keys(token)
+                runs = [r for r in self.config(config) if all(k in r.provenance for k in keys)]
+            else:
+                runs = self._runs if kind == "*" else self.config(name) if kind == "c" else self.run_id(name)
             fp = self._fps[token] = digest([(self.order(r), repr(r)) for r in runs]) if runs else ""
         return fp
