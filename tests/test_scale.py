@@ -159,7 +159,7 @@ def test_an_unchanged_knowledge_base_is_not_evaluated_again(cli, seeded: Path, m
     before = cli("report", "--pr", PR, "--format", "json").out
     calls = []
     real = engine.evaluate
-    monkeypatch.setattr(engine, "evaluate", lambda inv: calls.append(1) or real(inv))
+    monkeypatch.setattr(engine, "evaluate", lambda inv, *memo: calls.append(1) or real(inv, *memo))
     assert cli("report", "--pr", PR, "--format", "json").out == before
     assert calls == []
     assert cli("report", "--pr", PR, "--format", "json", "--full").out == before

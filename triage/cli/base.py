@@ -179,23 +179,35 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
         yield lambda completed: bar.update(task, completed=completed)
 
 
-def _evaluate(s: Any, inv: Any) -> tuple[Any, Any, dict]:
-    """Evaluate and store; keep the report's view of it, so that the next
-    report of an unchanged knowledge base reads it instead of evaluating."""
-    bundle, ev, changed, _ = _evaluate_kept(s, inv)
-    return bundle, ev, changed
-
-
-def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50) -> tuple[Any, Any, dict, dict]:
-    """:func:`_evaluate`, and the view model with the newest ``runs`` runs."""
-    from triage.kb import snapshot, store
-    from triage.render.report import DEFAULT_RUNS, build
+def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False) -> tuple[Any, Any, dict]:
+    """Evaluate and store, re-deriving only the pieces whose runs changed since the
+    last evaluation (``full``: every piece).  ``runs``: the bundle also holds
+    every run (for a view of them)."""
+    from triage.kb import pieces, snapshot, store
+    from triage.kb.runsource import DbSource
     from triage.rules.engine import evaluate
 
     store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
-    bundle = store.load_bundle(s, inv)
-    ev = evaluate(bundle)
+    bundle = store.load_bundle(s, inv, runs=False)
+    bundle.source = DbSource(s, inv.id)
+    memo = pieces.load(s, inv.id, snapshot.code_stamp())
+    if full:
+        memo.stored = {}
+    ev = evaluate(bundle, memo)
+    pieces.save(s, inv.id, memo)
     changed = store.store_evaluation(s, inv.id, ev)
+    if runs:
+        bundle.runs = bundle.source.all()
+    return bundle, ev, changed
+
+
+def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50, *, full: bool = False) -> tuple[Any, Any, dict, dict]:
+    """:func:`_evaluate`, and the view model with the newest ``runs`` runs, kept
+    for the next report of an unchanged knowledge base."""
+    from triage.kb import snapshot
+    from triage.render.report import DEFAULT_RUNS, build
+
+    bundle, ev, changed = _evaluate(s, inv, runs=True, full=full)
     model = build(bundle, ev, runs_limit=runs)
     if runs == DEFAULT_RUNS:
         untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses if h.id in ev.untested]
@@ -225,7 +237,7 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
         if kept is not None:
             model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
         else:
-            bundle, ev, _, model = _evaluate_kept(s, inv, runs)
+            bundle, ev, _, model = _evaluate_kept(s, inv, runs, full=full)
             no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
         if since == "post":
             model["since"] = store.post_since_view(s, inv)

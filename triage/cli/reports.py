@@ -125,7 +125,7 @@ def bisect(
     url, _ = _open()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
+        bundle, ev, _ = _evaluate(s, inv, runs=True)
     model = render.build(bundle, ev)
     known = [b["id"] for b in model["bisects"]]
     if not known:

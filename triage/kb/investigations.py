@@ -42,8 +42,11 @@ def list_investigations(s: Session) -> list[m.Investigation]:
     return list(s.execute(select(m.Investigation).order_by(m.Investigation.repo, m.Investigation.pr)).scalars())
 
 
-def load_bundle(s: Session, inv: m.Investigation) -> Any:
-    """Rebuild the engine's input for one investigation from the database."""
+def load_bundle(s: Session, inv: m.Investigation, *, runs: bool = True) -> Any:
+    """Rebuild the engine's input for one investigation from the database.
+
+    ``runs`` False: no runs; the engine reads them a config at a time from the
+    bundle's ``source`` (``triage.kb.runsource``)."""
     from triage.rules import schema
     from triage.rules.engine import Investigation as Bundle
     from triage.rules.engine import SignatureInfo
@@ -68,7 +71,7 @@ def load_bundle(s: Session, inv: m.Investigation) -> Any:
         evidence=[schema.ManualEvidenceSpec(hypothesis=e.hypothesis_id, verdict=e.verdict, because=e.reason,
                                             author=e.author, runs=e.runs) for e in manual],
         bisects=[_with_marks(schema, r, marks) for r in rows(m.Bisect)],
-        runs=run_records(s, iid),
+        runs=run_records(s, iid) if runs else [],
         signatures=sigs,
         exclusive=inv.spec.get("exclusive", []),
     )
@@ -120,9 +123,10 @@ def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str,
     return row
 
 
-def run_records(s: Session, iid: str) -> list[Any]:
-    """The engine's view of an investigation's runs, read with Core: no ORM
-    objects for what may be a hundred thousand rows."""
+def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: Optional[str] = None) -> list[Any]:
+    """The engine's view of an investigation's runs (those of one config, or of
+    one run id), in the order recorded, read with Core: no ORM objects for what
+    may be a hundred thousand rows."""
     from triage.rules.engine import RunRec
 
     from sqlalchemy import Text, cast
@@ -130,16 +134,20 @@ def run_records(s: Session, iid: str) -> list[Any]:
     t = m.Run.__table__
     # The JSON columns as their text, decoded here in C: no per-value processor.
     cols = (t.c.run_id, t.c.config, t.c.status, cast(t.c.metrics, Text), cast(t.c.provenance, Text),
-            t.c.url, t.c.time, t.c.note, t.c.excluded, t.c.excluded_reason, t.c.signature_id)
+            t.c.url, t.c.time, t.c.note, t.c.excluded, t.c.excluded_reason, t.c.signature_id, t.c.pk)
     q = select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk)
+    if config is not None:
+        q = q.where(t.c.config == config)
+    if run_id is not None:
+        q = q.where(t.c.run_id == run_id)
     decode = _json_decode()
     return [
         RunRec(run_id=run_id, config=config, status=status,
                metrics={k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()},
                provenance={k: str(v) for k, v in decode(provenance).items()}, url=url,
                time=when.isoformat() if when else None, note=note, excluded=bool(excluded),
-               excluded_reason=excluded_reason, signature=signature)
-        for run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature
+               excluded_reason=excluded_reason, signature=signature, seq=pk)
+        for run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature, pk
         in s.execute(q)
     ]
 

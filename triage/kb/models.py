@@ -61,6 +61,8 @@ class Run(SQLModel, table=True):
         UniqueConstraint("investigation_id", "run_id", "config", name="uq_run_identity"),
         Index("ix_run_investigation_config", "investigation_id", "config"),
         Index("ix_run_investigation_updated", "investigation_id", "updated_at"),
+        # an evaluation's fingerprint of each config's runs: count, largest key, newest write, from the index
+        Index("ix_run_investigation_config_updated", "investigation_id", "config", "updated_at"),
     )
 
     pk: Optional[int] = Field(default=None, primary_key=True)
@@ -275,3 +277,15 @@ class Snapshot(SQLModel, table=True):
     data: str  # JSON text
     others: Optional[str] = None  # the evidence version "Seen elsewhere" was computed at
     similar: Optional[str] = None  # "Seen elsewhere", JSON text
+
+
+class EvaluationPiece(SQLModel, table=True):
+    """A piece of an investigation's last evaluation (a rule's evidence, a bisect's
+    state, what one config's runs say), with what it read and the fingerprints of
+    that as it was: the next evaluation reuses it while they hold.  The piece named
+    "" holds what every piece rests on (see ``triage.rules.memo``)."""
+
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    name: str = Field(primary_key=True)
+    reads: str  # JSON text: [[kind, name, fingerprint], ...]
+    data: str  # JSON text

@@ -1,0 +1,50 @@
+"""Stored evaluation pieces: read before an evaluation, written after it (see ``triage.rules.memo``)."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import delete, insert, select
+from sqlmodel import Session
+
+from triage.kb import models as m
+from triage.kb.investigations import _json_decode
+from triage.rules.memo import Memo
+
+#: The piece that holds what every piece rests on.
+KEY = ""
+
+
+def load(s: Session, iid: str, code: str) -> Memo:
+    """The stored pieces of ``iid``'s last evaluation, as a memo for the next."""
+    t = m.EvaluationPiece.__table__
+    decode = _json_decode()
+    stored, key = {}, ""
+    for name, reads, data in s.execute(select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid)):
+        if name == KEY:
+            key = decode(data)
+        else:
+            stored[name] = (decode(reads), decode(data))
+    memo = Memo(stored, key)
+    memo.code = code
+    return memo
+
+
+def save(s: Session, iid: str, memo: Memo) -> None:
+    """Keep this evaluation's pieces: those worked out anew replace their old
+    selves, those no longer part of it go."""
+    t = m.EvaluationPiece.__table__
+    dump = lambda x: json.dumps(x, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
+    if not memo.stored:  # everything was worked out (a first evaluation, or a new key)
+        s.execute(delete(t).where(t.c.investigation_id == iid))
+        names = list(memo.pieces)
+    else:
+        names = [n for n in memo.worked if n in memo.pieces]
+        gone = [n for n in memo.stored if n not in memo.pieces]
+        stale = names + gone + [KEY]
+        for i in range(0, len(stale), 500):
+            s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(stale[i:i + 500])))
+    rows = [dict(investigation_id=iid, name=n, reads=dump(memo.pieces[n][0]), data=dump(memo.pieces[n][1]))
+            for n in names]
+    rows.append(dict(investigation_id=iid, name=KEY, reads="[]", data=dump(memo.key)))
+    s.execute(insert(t), rows)

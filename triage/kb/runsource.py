@@ -1,0 +1,90 @@
+"""Runs for the engine from the knowledge base, a config at a time (see ``triage.rules.source``).
+
+Each config's fingerprint is its runs' count, largest key and newest write
+(``updated_at``, which every write of a run sets): one grouped query over an
+index gives them all, without reading a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from triage.kb import models as m
+from triage.kb.investigations import run_records
+from triage.rules.records import RunRec
+from triage.rules.source import Token, config_and_keys, digest
+
+
+class DbSource:
+    def __init__(self, s: Session, iid: str) -> None:
+        self._s, self._iid = s, iid
+        t = m.Run.__table__
+        q = (select(t.c.config, func.count(), func.min(t.c.pk), func.max(t.c.pk), func.max(t.c.updated_at))
+             .where(t.c.investigation_id == iid).group_by(t.c.config))
+        rows = sorted(s.execute(q).all(), key=lambda row: row[2])  # by each config's first run
+        self._configs = [row[0] for row in rows]
+        self._fps = {row[0]: f"{row[1]}:{row[3]}:{row[4]}" for row in rows}
+        self._by_config: dict[str, list[RunRec]] = {}
+        self._by_id: dict[str, list[RunRec]] = {}
+        self._id_fps: dict[str, str] = {}
+        self._all: Optional[list[RunRec]] = None
+
+    def all(self) -> list[RunRec]:
+        if self._all is None:
+            self._all = run_records(self._s, self._iid)
+            grouped: dict[str, list[RunRec]] = {}
+            for r in self._all:
+                grouped.setdefault(r.config, []).append(r)
+            self._by_config = grouped  # the same runs, whichever way they are asked for
+        return self._all
+
+    def config(self, name: str) -> list[RunRec]:
+        runs = self._by_config.get(name)
+        if runs is None:
+            runs = run_records(self._s, self._iid, config=name) if name in self._fps else []
+            self._by_config[name] = runs
+        return runs
+
+    def run_id(self, run_id: str) -> list[RunRec]:
+        runs = self._by_id.get(run_id)
+        if runs is None:
+            if self._all is not None:
+                runs = [r for r in self._all if r.run_id == run_id]
+            else:
+                runs = run_records(self._s, self._iid, run_id=run_id)
+            self._by_id[run_id] = runs
+        return runs
+
+    def configs(self) -> list[str]:
+        return self._configs
+
+    def order(self, run: RunRec) -> int:
+        return run.seq
+
+    def fingerprint(self, token: Token) -> str:
+        kind, name = token
+        if kind == "c":
+            return self._fps.get(name, "")
+        if kind == "*":
+            return digest(sorted(self._fps.items()))
+        fp = self._id_fps.get(token[0] + name)
+        if fp is None:
+            t = m.Run.__table__
+            q = (select(func.count(), func.max(t.c.pk), func.max(t.c.updated_at))
+                 .where(t.c.investigation_id == self._iid))
+            if kind == "p":  # a config's runs that recorded these provenance keys
+                config, keys = config_and_keys(token)
+                if config not in self._fps:
+                    return ""
+                q = q.where(t.c.config == config, *(t.c.provenance[k].as_string().isnot(None) for k in keys))
+            else:
+                q = q.where(t.c.run_id == name)
+            n, top, newest = self._s.execute(q).one()
+            fp = self._id_fps[token[0] + name] = f"{n}:{top}:{newest}" if n else ""
+        return fp
+
+    def __repr__(self) -> Any:
+        return f"DbSource({self._iid!r}, {len(self._configs)} configs)"
