@@ -116,16 +116,30 @@ def _tuples(v: Any) -> Any:
     return tuple(_tuples(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _row(obj: Any) -> list:
-    return [list(v) if isinstance(v, tuple) else v for v in (getattr(obj, f.name) for f in fields(obj))]
+    names = _FIELDS.get(type(obj))
+    if names is None:
+        names = _FIELDS[type(obj)] = tuple(f.name for f in fields(obj))
+    return [list(v) if isinstance(v, tuple) else v for v in (getattr(obj, n) for n in names)]
 
 
 def _unrow(cls: type, row: Sequence[Any]) -> Any:
     return cls(*(_tuples(v) for v in row))
 
 
-EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_row(e) for e in items], lambda rows: [_unrow(EvidenceItem, r) for r in rows])
-CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [_row(c) for c in items], lambda rows: [_unrow(Confound, r) for r in rows])
+def _evidence(row: Sequence[Any]) -> EvidenceItem:
+    hypothesis, rule, verdict, reason, runs, flags, summary, needed = row
+    return EvidenceItem(hypothesis, rule, verdict, reason, tuple(runs), tuple(flags), summary, tuple(needed))
+
+
+EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_row(e) for e in items],
+                                            lambda rows: [_evidence(r) for r in rows])
+# A confound is texts only: its row is its fields, in order.
+CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [_row(c) for c in items],
+                                         lambda rows: [Confound(*r) for r in rows])
 
 
 def _bisect_row(b: BisectState) -> list:
