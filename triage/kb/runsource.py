@@ -7,6 +7,8 @@ index gives them all, without reading a run.
 
 from __future__ import annotations
 
+import heapq
+
 from typing import Any, Optional
 
 from sqlalchemy import func, select
@@ -34,11 +36,14 @@ class DbSource:
 
     def all(self) -> list[RunRec]:
         if self._all is None:
-            self._all = run_records(self._s, self._iid)
-            grouped: dict[str, list[RunRec]] = {}
-            for r in self._all:
-                grouped.setdefault(r.config, []).append(r)
-            self._by_config = grouped  # the same runs, whichever way they are asked for
+            if all(c in self._by_config for c in self._configs):  # every config read already: the same runs
+                self._all = list(heapq.merge(*(self._by_config[c] for c in self._configs), key=self.order))
+            else:
+                self._all = run_records(self._s, self._iid)
+                grouped: dict[str, list[RunRec]] = {}
+                for r in self._all:
+                    grouped.setdefault(r.config, []).append(r)
+                self._by_config = grouped  # the same runs, whichever way they are asked for
         return self._all
 
     def config(self, name: str) -> list[RunRec]:
