@@ -289,3 +289,26 @@ def test_a_stored_summary_of_invalid_runs_stays_small(cli, seeded: Path, tmp_pat
     summaries = [e for e in rows if "invalid-run" in e.flags and " runs of " in e.reason]
     assert summaries and max(len(e.runs) for e in summaries) == 20
     assert max(len(e.key) for e in rows) < 2000
+
+
+def test_an_import_that_replaces_an_older_run_re_derives_what_read_it(cli, seeded: Path, tmp_path: Path) -> None:
+    """An import may write a run with an earlier ``updated_at`` than its config's newest
+    (--overwrite, or a record from another knowledge base): the config's count, largest
+    id and newest write stay as they were, so the evaluation after an import that
+    updated runs re-derives every piece."""
+    config = "kimik26-fp8-1k1k-1p1d-aiterdecode"
+    for run_id, value in (("70001", "0.944"), ("70002", "0.945")):
+        r = cli("add-run", "--pr", PR, "--run-id", run_id, "--config", config, "--status", "passed",
+                "--metric", f"gsm8k={value}/1319")
+        assert r.code == 0, r.err
+    before = cli("report", "--pr", PR, "--format", "json").out
+    record = {"investigation": "kimik26-disagg", "run_id": "70001", "config": config, "status": "failed",
+              "metrics": {"gsm8k": {"value": 0.871, "n": 1319}}, "updated_at": "2000-01-01T00:00:00+00:00"}
+    path = tmp_path / "older.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    r = cli("import", str(path), "--overwrite")
+    assert r.code == 0, r.err
+    kept = cli("report", "--pr", PR, "--format", "json").out
+    full = cli("report", "--pr", PR, "--format", "json", "--full").out
+    assert kept == full
+    assert kept != before

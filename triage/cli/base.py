@@ -196,6 +196,8 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False) -> tu
     ev = evaluate(bundle, memo)
     pieces.save(s, inv.id, memo)
     changed = store.store_evaluation(s, inv.id, ev)
+    if memo.worked or changed:  # the stored view may be of other runs than its fingerprint says
+        snapshot.drop(s, inv.id)
     if runs:
         bundle.runs = bundle.source.all()
     return bundle, ev, changed

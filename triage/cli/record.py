@@ -234,7 +234,9 @@ def import_(
             tick = (lambda done, _size: update(done)) if update is not None else None
             result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick, overwrite=overwrite)
         for iid in result.investigations:
-            _evaluate(s, store.find_investigation(s, ident=iid))
+            # A replaced run may keep its config's count, largest id and newest write
+            # (a record older than the config's newest run): re-derive every piece.
+            _evaluate(s, store.find_investigation(s, ident=iid), full=bool(result.updated))
     older = f", {result.older} older (kept the newer)" if result.older else ""
     typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
 

@@ -15,6 +15,10 @@ What is checked, and why it is enough:
 - manual evidence: its count and largest primary key (it is only added);
 - code: the version, and the size and modification time of every module of
   the package and of the shipped templates.
+
+An import may replace a run with a record older than its config's newest run,
+which none of these show: an evaluation that re-derived anything or changed a
+status drops the stored view (:func:`drop`), and the next report builds it again.
 """
 
 from __future__ import annotations
@@ -116,3 +120,12 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     else:  # "Seen elsewhere" is computed again for a new evaluation
         row.fingerprint, row.at, row.data, row.others, row.similar = fp, now(), text, None, None
     s.flush()
+
+
+def drop(s: Session, iid: str) -> None:
+    """Forget the stored evaluation of ``iid``: what it was derived from changed
+    in a way its fingerprint may not show (a run replaced by an older record)."""
+    from sqlalchemy import delete
+
+    t = m.Snapshot.__table__
+    s.execute(delete(t).where(t.c.investigation_id == iid))
