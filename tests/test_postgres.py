@@ -160,3 +160,27 @@ def test_out_of_domain_values_are_refused_alike_on_both_databases(cli, rules_dir
     r = cli("--db", url, "report", "--pr", "99999999999999999999")
     assert r.code == 2 and "2147483647" in r.err
     assert cli("--db", url, "export", "--pr", "30433").out == export
+
+
+def test_incremental_evaluation_equals_a_whole_one_on_postgres(cli, rules_dir, fresh_pg_url, tmp_path):
+    """The pieces' fingerprints (grouped counts, provenance keys through ->>) on PostgreSQL:
+    after each change the report that reuses pieces is the whole evaluation's."""
+    db = ["--db", fresh_pg_url]
+    assert cli(*db, "import", str(EXAMPLE_RUNS)).code == 0
+    steps = [
+        ["add-run", "--pr", "30433", "--run-id", "61", "--config", "kimik26-fp8-1k1k-1p1d", "--status", "failed",
+         "--metric", "gsm8k=0.881/1319"],
+        ["add-run", "--pr", "30433", "--run-id", "62", "--config", "kimik26-fp8-1k1k-1p1d-imagebisect",
+         "--status", "passed", "--metric", "gsm8k=0.94/1319", "--set", "image=v0.5.14-rocm720-mi35x-20260626",
+         "--set", "python=67361ff"],
+        ["runs", "exclude", "61", "--pr", "30433", "--because", "drained node"],
+        ["add-run", "--pr", "30433", "--run-id", "28907609511", "--config", "kimik26-fp8-1k1k-1p1d-nocudagraph",
+         "--metric", "gsm8k=0.944/1319"],
+    ]
+    for step in steps:
+        r = cli(*db, *step)
+        assert r.code == 0, r.err
+        kept = cli(*db, "report", "--pr", "30433", "--format", "json")
+        full = cli(*db, "report", "--pr", "30433", "--format", "json", "--full")
+        assert kept.code == full.code == 0, kept.err + full.err
+        assert kept.out == full.out, step
