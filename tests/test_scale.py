@@ -312,3 +312,28 @@ def test_an_import_that_replaces_an_older_run_re_derives_what_read_it(cli, seede
     full = cli("report", "--pr", PR, "--format", "json", "--full").out
     assert kept == full
     assert kept != before
+
+
+def test_a_run_written_by_a_clock_behind_re_derives_what_read_it(cli, seeded: Path, monkeypatch) -> None:
+    """A runner whose clock is behind updates a run: its config's count, largest id and
+    newest write stay as they were; the sum of write times does not."""
+    from datetime import timedelta
+
+    from triage.kb import runs
+
+    config = "kimik26-fp8-1k1k-1p1d-aiterdecode"
+    for run_id, value in (("70011", "0.944"), ("70012", "0.945")):
+        r = cli("add-run", "--pr", PR, "--run-id", run_id, "--config", config, "--status", "passed",
+                "--metric", f"gsm8k={value}/1319")
+        assert r.code == 0, r.err
+    before = cli("report", "--pr", PR, "--format", "json").out
+    real = runs.now
+    monkeypatch.setattr(runs, "now", lambda: real() - timedelta(hours=1))
+    r = cli("add-run", "--pr", PR, "--run-id", "70011", "--config", config, "--status", "failed",
+            "--metric", "gsm8k=0.871/1319")
+    assert r.code == 0, r.err
+    monkeypatch.setattr(runs, "now", real)
+    kept = cli("report", "--pr", PR, "--format", "json").out
+    full = cli("report", "--pr", PR, "--format", "json", "--full").out
+    assert kept == full
+    assert kept != before

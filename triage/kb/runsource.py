@@ -1,8 +1,11 @@
 """Runs for the engine from the knowledge base, a config at a time (see ``triage.rules.source``).
 
-Each config's fingerprint is its runs' count, largest key and newest write
-(``updated_at``, which every write of a run sets): one grouped query over an
-index gives them all, without reading a run.
+Each config's fingerprint is its runs' count, largest key, newest write and
+the sum of their write times (``updated_at``, which every write of a run
+sets): one grouped query over an index gives them all, without reading a
+run.  The sum sees a run written with an earlier time than the newest (a
+runner whose clock is behind, an older record imported), which the newest
+write alone would not.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import heapq
 
 from typing import Any, Optional
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, cast, func, select
 from sqlmodel import Session
 
 from triage.kb import models as m
@@ -24,11 +27,12 @@ class DbSource:
     def __init__(self, s: Session, iid: str) -> None:
         self._s, self._iid = s, iid
         t = m.Run.__table__
-        q = (select(t.c.config, func.count(), func.min(t.c.pk), func.max(t.c.pk), func.max(t.c.updated_at))
-             .where(t.c.investigation_id == iid).group_by(t.c.config))
+        self._times = _times(s, t.c.updated_at)
+        q = (select(t.c.config, func.count(), func.min(t.c.pk), func.max(t.c.pk), func.max(t.c.updated_at),
+                    self._times).where(t.c.investigation_id == iid).group_by(t.c.config))
         rows = sorted(s.execute(q).all(), key=lambda row: row[2])  # by each config's first run
         self._configs = [row[0] for row in rows]
-        self._fps = {row[0]: f"{row[1]}:{row[3]}:{row[4]}" for row in rows}
+        self._fps = {row[0]: f"{row[1]}:{row[3]}:{row[4]}:{row[5]!r}" for row in rows}
         self._by_config: dict[str, list[RunRec]] = {}
         self._by_id: dict[str, list[RunRec]] = {}
         self._id_fps: dict[str, str] = {}
@@ -78,7 +82,7 @@ class DbSource:
         fp = self._id_fps.get(token[0] + name)
         if fp is None:
             t = m.Run.__table__
-            q = (select(func.count(), func.max(t.c.pk), func.max(t.c.updated_at))
+            q = (select(func.count(), func.max(t.c.pk), func.max(t.c.updated_at), self._times)
                  .where(t.c.investigation_id == self._iid))
             if kind == "p":  # a config's runs that recorded these provenance keys
                 config, keys = config_and_keys(token)
@@ -87,9 +91,17 @@ class DbSource:
                 q = q.where(t.c.config == config, *(t.c.provenance[k].as_string().isnot(None) for k in keys))
             else:
                 q = q.where(t.c.run_id == name)
-            n, top, newest = self._s.execute(q).one()
-            fp = self._id_fps[token[0] + name] = f"{n}:{top}:{newest}" if n else ""
+            n, top, newest, times = self._s.execute(q).one()
+            fp = self._id_fps[token[0] + name] = f"{n}:{top}:{newest}:{times!r}" if n else ""
         return fp
 
     def __repr__(self) -> Any:
         return f"DbSource({self._iid!r}, {len(self._configs)} configs)"
+
+
+def _times(s: Session, column: Any) -> Any:
+    """The sum of a timestamp column in whole milliseconds (exact: integers), in the session's dialect."""
+    if s.get_bind().dialect.name == "postgresql":
+        return func.sum(func.round(func.extract("epoch", column) * 1000))
+    millis = func.round((func.julianday(column) - 2440587.5) * 86400000.0)
+    return func.sum(cast(millis, Integer))
