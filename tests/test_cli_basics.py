@@ -100,3 +100,26 @@ def test_init_refuses_to_overwrite_and_bad_input(cli, tmp_path):
         r = cli(*argv)
         assert r.code == 2 and message in r.err and "Traceback" not in r.err, (key, r.err)
     assert not (tmp_path / "rules" / "y.yaml").exists() and not (tmp_path / "rules" / "-x.yaml").exists()
+
+
+def test_output_to_a_pipe_or_device_writes_to_it_and_leaves_it_as_it_was(cli, seeded, tmp_path):
+    """`-o` replaces a file whole (a temporary file renamed over it), but a device or a
+    pipe is written to: renaming a file over /dev/null would replace the device."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")))
+    reader.start()
+    r = cli("report", "--pr", "30433", "--format", "json", "-o", str(fifo))
+    reader.join(timeout=30)
+    assert r.code == 0, r.err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still a pipe, not a file renamed over it
+    assert got and got[0].startswith("{") and '"hypotheses"' in got[0]
+    assert not (tmp_path / "pipe.tmp").exists()
+    out = tmp_path / "report.json"  # a file is still written whole
+    assert cli("report", "--pr", "30433", "--format", "json", "-o", str(out)).code == 0
+    assert out.read_text(encoding="utf-8") == got[0]

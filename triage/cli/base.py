@@ -148,10 +148,14 @@ def _write(text: str, output: Optional[Path]) -> None:
     if output is None or str(output) == "-":
         sys.stdout.write(_safe(text) if sys.stdout.isatty() else text)
         return
-    tmp = output.with_name(output.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(output)
+        if output.exists() and not output.is_file():  # a device or a pipe (/dev/null, a FIFO): write to it
+            with output.open("w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:  # a file: whole or not at all
+            tmp = output.with_name(output.name + ".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(output)
     except OSError as e:
         raise InputError(f"-o {output}: {e.strerror}") from None
     _err(f"wrote {output}")
