@@ -12,8 +12,8 @@ Three scenarios, each in separate ``triage`` processes as a CI fleet runs them:
 Usage::
 
     python bench/bench_concurrency.py                       # SQLite: 16 x 50, 16, 8 x 20
-    python bench/bench_concurrency.py --db postgresql+psycopg://postgres@127.0.0.1/test
-    python bench/bench_concurrency.py --procs 4 --runs 5 --posters 4 --rounds 3   # the CI size
+    python bench/bench_concurrency.py --db postgresql+psycopg://postgres@127.0.0.1/empty
+    python bench/bench_concurrency.py --procs 4 --runs 3 --posters 4 --rounds 2   # make bench QUICK=1
 
 Exits 1 when a guarantee does not hold.  The PostgreSQL database given is
 used as it is: give an empty one (the benchmark's investigation is PR 30433).
@@ -152,17 +152,21 @@ def run(db: str, procs: int, runs: int, posters: int, rounds: int) -> list[str]:
 
     prepare(db)
     failures: list[str] = []
-    rows: list[tuple[str, str]] = [("knowledge base", db.split("@")[-1])]
+    rows: list[tuple[str, str]] = [("knowledge base", db.split("@")[-1]),
+                                   ("machine", f"{os.cpu_count()} cores, load average {_load()} at the start")]
 
     many = add_runs(db, procs, runs)
     rows.append((f"add-run, {procs} processes x {runs}", f"{many.rows} runs, {len(many.failures)} errors, "
-                 f"{many.duplicates} duplicates, {many.seconds:.1f} s"))
+                 f"{many.duplicates} duplicates, {many.seconds:.1f} s "
+                 f"({many.seconds / max(1, procs * runs):.2f} s per add-run)"))
+    _progress(rows[-1])
     if many.failures or many.rows != procs * runs or many.duplicates:
         failures.append(f"add-run: {many.rows} of {procs * runs} runs, {many.duplicates} duplicates, "
                         f"errors: {many.failures[:3]}")
 
     same = same_run(db, procs)
     rows.append((f"same run, {procs} processes", f"{same.rows} row(s), {len(same.failures)} errors, {same.seconds:.1f} s"))
+    _progress(rows[-1])
     if same.failures or same.rows != 1:
         failures.append(f"same run: {same.rows} rows, errors: {same.failures[:3]}")
 
@@ -170,11 +174,24 @@ def run(db: str, procs: int, runs: int, posters: int, rounds: int) -> list[str]:
         posted = posts([db], posters, rounds, fake)
     rows.append((f"post, {posters} at once x {rounds} rounds",
                  f"comments per round {sorted(set(posted.comments))}, {len(posted.failures)} errors, "
-                 f"{posted.seconds:.1f} s"))
+                 f"{posted.seconds:.1f} s ({posted.seconds / max(1, rounds):.1f} s per round)"))
     if posted.failures or any(n != 1 for n in posted.comments):
         failures.append(f"post: comments per round {posted.comments}, errors: {posted.failures[:3]}")
+    rows.append(("load average at the end", _load()))
     print_rows(rows)
     return failures
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages (other work on the machine slows every process)."""
+    try:
+        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def _progress(row: tuple[str, str]) -> None:
+    print(f"... {row[0]}: {row[1]}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

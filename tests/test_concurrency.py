@@ -120,10 +120,10 @@ def test_a_create_that_lost_the_race_deletes_itself_and_edits_the_older(client, 
     assert len(fake_github.calls("DELETE")) == 1
 
 
-def test_benchmark_script_short_form(tmp_path, capsys):
-    """bench/bench_concurrency.py end to end, with the smallest numbers (SQLite):
-    the tests above run its scenarios at larger sizes."""
-    assert bench.main(["--procs", "2", "--runs", "1", "--posters", "2", "--rounds", "1"]) == 0
+def test_benchmark_script_short_form(db, capsys):
+    """bench/bench_concurrency.py end to end, with the smallest numbers, on
+    SQLite and PostgreSQL: the tests above run its scenarios at larger sizes."""
+    assert bench.main(["--db", db, "--procs", "2", "--runs", "1", "--posters", "2", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert "2 runs, 0 errors, 0 duplicates" in out
     assert "comments per round [1]" in out and out.rstrip().endswith("OK")
@@ -171,3 +171,100 @@ def test_a_writer_that_read_before_another_created_the_run_still_succeeds(db, mo
     b.join(60)
     assert errors == []
     assert bench.counts(db) == (1, 0)
+
+
+def _hold_post_lock(url: str, iid: str, entered, release) -> "threading.Thread":
+    """A thread that takes ``iid``'s post lock, says so, and keeps it until ``release``."""
+    import threading
+
+    from triage.kb.postlock import post_lock
+
+    def hold() -> None:
+        with post_lock(url, iid):
+            entered.set()
+            release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    assert entered.wait(30)
+    return t
+
+
+def test_posts_of_one_investigation_take_turns_and_other_writers_do_not_wait(db):
+    """While a post holds its lock (waiting for GitHub), a second post of the
+    same investigation waits, a post of another investigation and a write to
+    the knowledge base do not; the lock leaves nothing behind."""
+    import threading
+    import time
+
+    from triage.kb import models as m
+    from triage.kb import store
+    from triage.kb.postlock import lease_key, post_lock
+
+    url = store.resolve_url(db)
+    first_in, release = threading.Event(), threading.Event()
+    holder = _hold_post_lock(url, "kimik26-disagg", first_in, release)
+    second_in = threading.Event()
+
+    def second() -> None:
+        with post_lock(url, "kimik26-disagg"):
+            second_in.set()
+
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    try:
+        with post_lock(url, "another-investigation"):  # another investigation's post: at once
+            pass
+        started = time.monotonic()
+        with store.session(url) as s:  # a writer (add-run, import): at once, not after the post
+            inv = store.find_investigation(s, 30433)
+            store.upsert_run(s, inv.id, store.RunInput(run_id="during-post", config=bench.CONFIG, status="passed"))
+        assert time.monotonic() - started < 5
+        assert not second_in.wait(0.5)  # the same investigation's second post waits its turn
+    finally:
+        release.set()
+        holder.join(30)
+    assert second_in.wait(30)
+    waiter.join(30)
+    with store.session(url) as s:
+        assert s.get(m.Meta, lease_key("kimik26-disagg")) is None
+
+
+def test_a_lease_left_by_a_killed_post_is_taken_over_at_once(tmp_path, cli):
+    """SQLite: a post killed while holding its lease leaves the row; the next
+    post of this host sees its process gone and takes the lease."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from triage.kb import models as m
+    from triage.kb import store
+    from triage.kb.postlock import lease_key, post_lock
+
+    url = store.resolve_url(_prepare(cli, str(tmp_path / "kb.sqlite")))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with store.session(url) as s:
+        s.add(m.Meta(key=lease_key("kimik26-disagg"), value=json.dumps(
+            {"host": socket.gethostname(), "pid": gone.pid, "token": "x", "until": time.time() + 3600})))
+    started = time.monotonic()
+    with post_lock(url, "kimik26-disagg"):
+        assert time.monotonic() - started < 5
+
+
+def test_a_lease_holds_until_it_expires_or_its_process_is_gone():
+    import json
+    import os
+    import time
+
+    from triage.kb.postlock import _held
+
+    def lease(**kw) -> str:
+        return json.dumps({"host": "another-host", "pid": 1, "token": "t", "until": time.time() + 60} | kw)
+
+    assert _held(lease())  # another host's: it cannot be asked, so it holds until it expires
+    assert not _held(lease(until=time.time() - 1))
+    assert _held(lease(host=__import__("socket").gethostname(), pid=os.getpid()))
+    assert not _held("not json") and not _held("[]") and not _held(lease(until="soon"))

@@ -94,19 +94,27 @@ def _post_report(client: Any, pr: int, repo: Optional[str], *, bot_login: Option
     from datetime import datetime
 
     from triage.github import upsert_comment
+    from triage.github.comments import own_login
     from triage.kb import store
+    from triage.kb.postlock import post_lock
 
     url, model = _model(pr, repo, "post")
     body = _fitted(model, templates)
     inv = model["investigation"]
-    with store.session(url) as s:
-        store.lock_investigation(s, inv["id"])  # one post of an investigation at a time, across processes
+    if dry_run or offline:  # writes nothing: no turn to wait for
         result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
                                 bot_login=bot_login, dry_run=dry_run, offline=offline)
+        return result, body, inv
+    login = own_login(client, bot_login)
+    # One post of an investigation at a time, across processes, around list -> create/edit only:
+    # the evaluation and the rendering above, and other writers of the knowledge base, do not wait.
+    with post_lock(url, inv["id"]):
+        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"], bot_login=login)
         if result.action in ("created", "updated"):
             since = model["since"]["at"] if model["since"] else None
-            store.record_post(s, inv["id"], result.url, result.action,
-                              datetime.fromisoformat(since) if since else None)
+            with store.session(url) as s:
+                store.record_post(s, inv["id"], result.url, result.action,
+                                  datetime.fromisoformat(since) if since else None)
     return result, body, inv
 
 

@@ -25,6 +25,7 @@ from triage.cli.base import (
     _out,
     _print_changes,
     _progress,
+    _ready_to_evaluate,
     _write,
     app,
     evidence_app,
@@ -122,6 +123,7 @@ def add_run(
     ) for i, metrics in enumerate(repeats, 1)]
     url_db, _ = _open(create=True)
     recorded = []
+    _ready_to_evaluate()
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
         _check_names(s, inv, items[0], strict)
@@ -171,6 +173,7 @@ def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Opt
         with store.session(url_db) as s:
             where = store.find_investigation(s, pr, repo).repo
         items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
+    _ready_to_evaluate()
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
         recorded = fromgithub.record(s, inv, items)
@@ -227,6 +230,7 @@ def import_(
 
     fmt = guess_format(file, format)
     url, _ = _open(create=True)
+    _ready_to_evaluate()
     with store.session(url) as s:
         default = store.find_investigation(s, pr, repo).id if pr is not None else None
         total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
@@ -325,6 +329,7 @@ def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Opti
     from triage.kb import store
 
     url, _ = _open()
+    _ready_to_evaluate()
     with store.session(url) as s:
         inv, hits = _find_run(s, pr, repo, run, config)
         for r in hits:
@@ -411,6 +416,7 @@ def runs_delete(
     if not because.strip():
         raise InputError("--because must say why")
     url, _ = _open()
+    _ready_to_evaluate()
     with store.session(url) as s:
         inv, hits = _find_run(s, pr, repo, run, config)
         store.delete_runs(s, hits, because)

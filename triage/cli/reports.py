@@ -25,6 +25,7 @@ from triage.cli.base import (
     _open,
     _out,
     _print_changes,
+    _ready_to_evaluate,
     _runs_limit,
     _seen_elsewhere,
     _shorten,
@@ -123,6 +124,7 @@ def bisect(
         raise InputError("--pr is required: the PR (or issue) number of the investigation")
     _check_format(format, "text", "json")
     url, _ = _open()
+    _ready_to_evaluate()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
         bundle, ev, _ = _evaluate(s, inv, runs=True)
@@ -179,6 +181,7 @@ def _record_by_hand(pr: int, repo: Optional[str], because: str, said: str, add: 
     if not because.strip():
         raise InputError("--because must say why")
     url, _ = _open()
+    _ready_to_evaluate()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
         add(s, inv.id)
@@ -215,6 +218,7 @@ def similar(
 
     _check_format(format, "text", "json")
     url, _ = _open()
+    _ready_to_evaluate()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
         bundle, ev, _ = _evaluate(s, inv)
@@ -298,6 +302,7 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
 
     _check_format(format, "text", "json")
     url, _ = _open()
+    _ready_to_evaluate()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
         _evaluate(s, inv)

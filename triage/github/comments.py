@@ -21,9 +21,9 @@ been sent is not retried: the comments are listed once more and, when the
 comment is not there, the error asks to run again (the rerun finds the comment
 by its marker if the create landed late).
 
-Concurrent posts: ``triage post`` holds the investigation in the knowledge
-base around list -> create/edit, so posts through one knowledge base take
-turns.  A writer that raced past it anyway (another knowledge base, say)
+Concurrent posts: ``triage post`` holds the investigation's post lock in the
+knowledge base (:mod:`triage.kb.postlock`) around list -> create/edit, so
+posts through one knowledge base take turns.  A writer that raced past it anyway (another knowledge base, say)
 is caught after the create: the comments are listed again and, when an own
 comment with the marker is older than the one just created, the new one is
 deleted and the oldest edited instead -- every racer keeps the oldest, so
@@ -40,7 +40,7 @@ from triage.errors import InputError
 
 from .client import GitHubClient, GitHubError, GitHubNetworkError, GitHubNotFound
 
-__all__ = ["PostResult", "upsert_comment", "find_own_comment", "validate_repo", "validate_login", "DEFAULT_BOT_LOGIN"]
+__all__ = ["PostResult", "upsert_comment", "own_login", "find_own_comment", "validate_repo", "validate_login", "DEFAULT_BOT_LOGIN"]
 
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
@@ -75,6 +75,11 @@ def _normalise(text: str) -> str:
 
 def _describe(method: str, path: str, body: str) -> str:
     return f"{method} {path} (body: {len(body):,} characters)"
+
+
+def own_login(client: GitHubClient, bot_login: str | None = None) -> str:
+    """The account whose comments are ours: ``bot_login``, else the token's login, else the Actions bot."""
+    return bot_login or client.viewer_login() or DEFAULT_BOT_LOGIN
 
 
 def find_own_comment(
@@ -114,7 +119,7 @@ def upsert_comment(
     create_path = f"/repos/{repo}/issues/{number}/comments"
     if offline:
         return PostResult("would create", None, None, _describe("POST", create_path, body))
-    login = bot_login or client.viewer_login() or DEFAULT_BOT_LOGIN
+    login = own_login(client, bot_login)
     existing = find_own_comment(client, repo, number, marker, login)
     if existing is not None:
         return _update(client, repo, number, body, marker, login, existing, dry_run)
