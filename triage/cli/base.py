@@ -118,6 +118,8 @@ def _ready_to_evaluate() -> None:
     """Import what an evaluation runs before a command that evaluates begins
     writing: imported under its write lock, every other writer would wait
     for the imports too (a third of the time the lock is held, at 800 runs)."""
+    import triage.kb.pieces  # noqa: F401
+    import triage.kb.runsource  # noqa: F401
     import triage.kb.snapshot  # noqa: F401
     import triage.render.report  # noqa: F401
     import triage.rules.engine  # noqa: F401
