@@ -337,3 +337,27 @@ def test_a_run_written_by_a_clock_behind_re_derives_what_read_it(cli, seeded: Pa
     full = cli("report", "--pr", PR, "--format", "json", "--full").out
     assert kept == full
     assert kept != before
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_view_that_looks_runs_up_reads_as_one_over_every_run(cli, seeded: Path, seed: int) -> None:
+    """The report's view reads only the runs it names from the knowledge base; built
+    from every run instead, it is the same, after any edits."""
+    from dataclasses import replace
+
+    from triage.cli.base import _evaluate
+    from triage.kb import store
+    from triage.render.report import build
+
+    rng = random.Random(seed)
+    for step in range(5):
+        _edit(cli, rng, step, seeded)
+    assert cli("add-run", "--pr", PR, "--run-id", "run 5", "--config", "kimik26-fp8-1k1k-1p1d", "--status", "crashed",
+               "--note", "an id with a space").code == 0
+    with store.session("sqlite:///kb.sqlite") as s:
+        inv = store.find_investigation(s, int(PR))
+        bundle, ev, _ = _evaluate(s, inv)
+        for limit in (50, 3, None):
+            looked_up = build(bundle, ev, runs_limit=limit)
+            every = build(replace(bundle, runs=bundle.source.all(), source=None), ev, runs_limit=limit)
+            assert looked_up == every, limit

@@ -224,7 +224,7 @@ def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50, *, full: bool = F
     from triage.kb import snapshot
     from triage.render.report import DEFAULT_RUNS, build
 
-    bundle, ev, changed = _evaluate(s, inv, runs=True, full=full)
+    bundle, ev, changed = _evaluate(s, inv, full=full)  # the view reads the runs it shows from the source
     model = build(bundle, ev, runs_limit=runs)
     if runs == DEFAULT_RUNS:
         untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses if h.id in ev.untested]

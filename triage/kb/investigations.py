@@ -123,7 +123,8 @@ def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str,
     return row
 
 
-def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: Optional[str] = None) -> list[Any]:
+def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: Optional[str] = None,
+                where: Any = None) -> list[Any]:
     """The engine's view of an investigation's runs (those of one config, or of
     one run id), in the order recorded, read with Core: no ORM objects for what
     may be a hundred thousand rows."""
@@ -140,6 +141,8 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
         q = q.where(t.c.config == config)
     if run_id is not None:
         q = q.where(t.c.run_id == run_id)
+    if where is not None:  # a further condition on the run table's columns
+        q = q.where(where(t))
     decode = _json_decode()
     return [
         RunRec(run_id=run_id, config=config, status=status,

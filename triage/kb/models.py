@@ -63,6 +63,7 @@ class Run(SQLModel, table=True):
         Index("ix_run_investigation_updated", "investigation_id", "updated_at"),
         # an evaluation's fingerprint of each config's runs: count, largest key, newest write, from the index
         Index("ix_run_investigation_config_updated", "investigation_id", "config", "updated_at"),
+        Index("ix_run_investigation_time", "investigation_id", "time"),  # the newest runs, for the runs table
     )
 
     pk: Optional[int] = Field(default=None, primary_key=True)

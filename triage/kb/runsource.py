@@ -70,6 +70,34 @@ class DbSource:
     def configs(self) -> list[str]:
         return self._configs
 
+    # -- for a view that shows a few runs of many -------------------------
+    def by_keys(self, pairs: list[tuple[str, str]]) -> list[RunRec]:
+        """The runs of these (run id, config) pairs, in the order recorded."""
+        wanted = set(pairs)
+        ids = sorted({run_id for run_id, _ in pairs})
+        out: list[RunRec] = []
+        for i in range(0, len(ids), 5000):  # by run id, through the unique index; 5,000 parameters a query
+            chunk = ids[i:i + 5000]
+            out += [r for r in run_records(self._s, self._iid, where=lambda t: t.c.run_id.in_(chunk))
+                    if (r.run_id, r.config) in wanted]
+        return sorted(out, key=self.order)
+
+    def newest(self, limit: int) -> list[RunRec]:
+        """The newest ``limit`` runs by time (none first, then as recorded), oldest first."""
+        t = m.Run.__table__
+        mine = t.c.investigation_id == self._iid
+        # newest first through the (investigation, time) index, then runs without a time
+        q = select(t.c.pk).where(mine, t.c.time.isnot(None)).order_by(t.c.time.desc(), t.c.pk.desc()).limit(limit)
+        pks = [pk for pk, in self._s.execute(q)]
+        q = select(t.c.pk).where(mine, t.c.time.is_(None)).order_by(t.c.pk.desc()).limit(limit - len(pks))
+        pks += [pk for pk, in self._s.execute(q)]  # asked even when none are wanted: as many statements either way
+        runs = run_records(self._s, self._iid, where=lambda t: t.c.pk.in_(pks)) if pks else []
+        order = {pk: i for i, pk in enumerate(reversed(pks))}
+        return sorted(runs, key=lambda r: order[r.seq])
+
+    def count(self) -> int:
+        return sum(int(fp.split(":", 1)[0]) for fp in self._fps.values())
+
     def order(self, run: RunRec) -> int:
         return run.seq
 

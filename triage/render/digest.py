@@ -69,7 +69,7 @@ class _Node:
         self.id, self.parent = id, parent
 
 
-def group_warnings(warnings: list, runs: list, signatures: dict, short: Callable[[str], str],
+def group_warnings(warnings: list, runs: Any, signatures: dict, short: Callable[[str], str],
                    advice: tuple[str, ...] = ()) -> list[dict]:
     """The engine's warnings, each thing said once.
 
@@ -80,15 +80,10 @@ def group_warnings(warnings: list, runs: list, signatures: dict, short: Callable
     shown where the run is listed, not a problem.  A remedy that a suggestion
     already gives as its advice (``advice``) is referred to, not repeated.
     """
-    by_prefix: dict[str, Any] = {}
-    for r in runs:
-        head = f"{r.run_id} ({short(r.config)}): "
-        by_prefix.setdefault(head, r)
-        by_prefix.setdefault("run " + head, r)
     groups: dict[tuple, dict] = {}
     out: list[dict] = []
     for w in warnings:
-        run, rest = _run_of(w.message, by_prefix)
+        run, rest = _run_of(w.message, lambda prefix: runs.head(prefix, short))
         if run is not None and w.kind == "inconclusive-run" and run.excluded:
             continue
         sig = signatures.get(run.signature) if run is not None and run.signature else None
@@ -109,11 +104,11 @@ def group_warnings(warnings: list, runs: list, signatures: dict, short: Callable
     return [_finish(g, short) for g in out]
 
 
-def _run_of(message: str, by_prefix: dict) -> tuple[Any, str]:
+def _run_of(message: str, find: Callable[[str], Any]) -> tuple[Any, str]:
     at = message.find("): ")
     if at < 0:
         return None, message
-    run = by_prefix.get(message[: at + 3])
+    run = find(message[: at + 3])
     return (run, message[at + 3:]) if run is not None else (None, message)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from triage.render import jsonout
+from triage.render.runs import runs_of
 from triage.rules.stats import fmt
 
 MARKER_PREFIX = "<!-- triage:investigation="
@@ -75,16 +76,19 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     from triage.rules.engine import combined_command, num
 
     spec = bundle.spec
-    runs = list(bundle.runs)
-    url_of = {r.key: r.url for r in runs}
+    index = runs_of(bundle)
     recipes = {r.id: r for r in bundle.recipes}
     short = _shortener(spec.config_prefix)
-
-    by_key = {r.key: r for r in runs}
+    shown = index.newest(runs_limit)
+    index.prefetch(_named(bundle, ev) + index.warned(w.message for w in ev.warnings))  # in one query
+    prime = getattr(ev.readings, "prime", None)
+    if prime is not None:  # the runs the view asks readings of, at hand
+        prime(shown)
+        prime(index.fetched())
 
     def split(key: str) -> tuple[str, str]:
         # By lookup first: a run id or config may itself hold a "/".
-        run = by_key.get(key)
+        run = index.get(key)
         if run is not None:
             return run.run_id, run.config
         run_id, _, config = key.partition("/")
@@ -92,7 +96,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
 
     def run_ref(key: str) -> dict:
         run_id, config = split(key)
-        return {"run_id": run_id, "config": config, "url": url_of.get(key)}
+        run = index.get(key)
+        return {"run_id": run_id, "config": config, "url": run.url if run is not None else None}
 
     def run_refs(keys: Any) -> list[dict]:
         # A list of runs shows the first RUN_REFS of them, then how many more.
@@ -149,9 +154,6 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         })
 
     run_rows = []
-    shown = sorted(runs, key=lambda r: (r.time or "", ))
-    if runs_limit is not None:
-        shown = shown[max(0, len(shown) - runs_limit):]
     for r in shown:
         recipe = recipes.get(r.config)
         if recipe is not None:
@@ -241,9 +243,9 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "counts": counts,
         "hypotheses": hyps,
         "titles": titles,
-        "experiments": _experiments(bundle, ev, run_ref, short),
+        "experiments": _experiments(bundle, ev, run_ref, short, index),
         "runs": run_rows,
-        "runs_total": len(runs),
+        "runs_total": index.total(),
         "bisects": bisects,
         "suggestions": suggestions,
         "command": combined_command(bundle, ev.suggestions),
@@ -255,7 +257,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
                        "declared": c.declared} for c in ev.confounds],
         "similar": similar or [],
         # grouped for reading (each thing said once); JSON keeps the engine's list
-        "warnings": digest.group_warnings(list(ev.warnings), runs, dict(getattr(bundle, "signatures", {}) or {}),
+        "warnings": digest.group_warnings(list(ev.warnings), index, dict(getattr(bundle, "signatures", {}) or {}),
                                           short, tuple(s.advice for s in ev.suggestions if s.advice)),
         "engine_warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
         "changes": changes or {},
@@ -291,24 +293,37 @@ def _tree(hypotheses: list) -> list[tuple[Any, str]]:
     return out
 
 
-def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
+def _named(bundle: Any, ev: Any) -> list[str]:
+    """The keys of the runs a view names: the first RUN_REFS behind each piece of
+    evidence, bisect point and recipe, and every run manual evidence names."""
+    keys: list[str] = []
+    for e in ev.evidence:  # a manual item may name runs that are not (or no longer) there: look them all up
+        keys += e.runs if e.rule == "manual" else e.runs[:RUN_REFS]
+    for b in ev.bisects:
+        for p in b.points:
+            keys += p.runs[:RUN_REFS]
+    for st in ev.recipes:
+        keys += st.runs[:RUN_REFS]
+    return keys
+
+
+def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> list[dict]:
     """One row per recipe: what it changed, what its runs read, what it decided."""
     recipes = {r.id: r for r in bundle.recipes}
-    run_config = {r.key: r.config for r in bundle.runs}
-    values = {r.key: r.metrics.get(bundle.spec.metric) for r in bundle.runs}
-    by_key = {r.key: r for r in bundle.runs}
+    metric = bundle.spec.metric
     rows = []
     deciding = [e for e in ev.evidence if e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags]
     for st in ev.recipes:
         recipe = recipes[st.recipe]
         results = []
         for key in st.runs[:RUN_REFS]:
-            value = values.get(key)
+            run = index.get(key)
+            value = run.metrics.get(metric) if run is not None else None
             invalid = ev.invalid.get(key)
             reading = invalid or ev.readings.get(key, "")
             text = f"{fmt(value[0])} ({reading})" if value and not invalid else reading
             results.append({"run": run_ref(key), "text": text, "valid": invalid is None,
-                            "brief": _brief_result(by_key.get(key), value, invalid, reading)})
+                            "brief": _brief_result(run, value, invalid, reading)})
         if len(st.runs) > RUN_REFS:
             more = {"run_id": f"+{len(st.runs) - RUN_REFS:,} more", "config": "", "url": None}
             results.append({"run": more, "text": "", "valid": True, "brief": ""})
@@ -317,7 +332,8 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any) -> list[dict]:
         for e in deciding:
             if valid.isdisjoint(e.runs):
                 continue
-            others = sorted({short(run_config[k]) for k in e.runs if k in run_config and run_config[k] != st.recipe})
+            configs = (c for k in e.runs if (c := index.config_of(k)) is not None)
+            others = sorted({short(c) for c in configs if c != st.recipe})
             row = decided.setdefault(e.hypothesis, {"hypothesis": e.hypothesis, "verdict": e.verdict,
                                                     "word": VERDICT_WORDS[e.verdict], "with": others,
                                                     "confounded": "confounded" in e.flags})

@@ -55,9 +55,14 @@ class Readings(dict):
         super().__init__()
         self._ctx = ctx
         self._notes = notes or {}  # run key -> what its reading adds ("confounded (image)")
+        self._at_hand: dict[str, RunRec] = {}
+
+    def prime(self, runs: Sequence[RunRec]) -> None:
+        """Runs a view has at hand already: their readings need not look them up."""
+        self._at_hand.update((r.key, r) for r in runs)
 
     def __missing__(self, key: str) -> str:
-        run = self._ctx.by_key.get(key)
+        run = self._at_hand.get(key) or self._ctx.by_key.get(key)
         if run is None:
             raise KeyError(key)
         value, note = reading(run, self._ctx), self._notes.get(key)

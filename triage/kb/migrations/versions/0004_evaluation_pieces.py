@@ -1,6 +1,6 @@
 """Stored evaluation pieces (#10): incremental evaluation keeps each piece of an
 investigation's evaluation with what it read; an index gives each config's
-runs' fingerprint without reading the runs."""
+runs' fingerprint without reading the runs, another the newest runs."""
 
 import sqlalchemy as sa
 from alembic import op
@@ -20,8 +20,10 @@ def upgrade() -> None:
         sa.Column("data", sa.String(), nullable=False),
     )
     op.create_index("ix_run_investigation_config_updated", "run", ["investigation_id", "config", "updated_at"])
+    op.create_index("ix_run_investigation_time", "run", ["investigation_id", "time"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_run_investigation_time", table_name="run")
     op.drop_index("ix_run_investigation_config_updated", table_name="run")
     op.drop_table("evaluationpiece")
