@@ -39,7 +39,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import print_rows, verdict  # noqa: E402
-from generate import build  # noqa: E402
+
+
+def build(out: Path, runs: int, investigations: int = 1, others_runs: int = 100) -> Path:
+    """``generate.build`` in a process of its own: the records it makes would grow this
+    process, and a child forked from it starts with its peak (it would floor every
+    command's measured peak memory)."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve().parent / "generate.py"), str(out),
+                           "--runs", str(runs), "--investigations", str(investigations),
+                           "--others-runs", str(others_runs)], check=True, capture_output=True, text=True)
+    return Path(done.stdout.strip().splitlines()[-1])
+
 
 OUT = Path(__file__).resolve().parent / "out"
 PY = sys.executable

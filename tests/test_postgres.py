@@ -42,10 +42,16 @@ def _database():
     try:
         yield admin.set(database=name).render_as_string(hide_password=False)
     finally:
+        import gc
+
         from triage.kb.db import _engines
 
         for url in [u for u in _engines if name in u]:
             _engines.pop(url).dispose()
+        # A connection a test left checked out is returned by its finalizer: let that run now,
+        # while its database is there, not later inside whatever code a collection interrupts
+        # (a finalizer run inside ast.parse breaks CPython 3.11's recursion accounting).
+        gc.collect()
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         con.close()
 
