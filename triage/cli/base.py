@@ -213,8 +213,8 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False) -> tu
     changed = store.store_evaluation(s, inv.id, ev)
     if memo.worked or changed:  # the stored view may be of other runs than its fingerprint says
         snapshot.drop(s, inv.id)
-    if runs:
-        bundle.runs = bundle.source.all()
+    if runs:  # every run in the bundle: it can be rendered after the session ends
+        bundle.runs, bundle.source = bundle.source.all(), None
     return bundle, ev, changed
 
 
