@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from sqlalchemy import select
 from sqlmodel import Session
@@ -285,5 +285,4 @@ def run_deletions(s: Session, iid: str) -> list[m.RunDeletion]:
     return list(s.execute(q).scalars())
 
 
-def iter_all_runs(s: Session, iid: str) -> Iterable[m.Run]:
-    return runs_of(s, iid)
+

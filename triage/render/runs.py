@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
+from triage.rules.source import splits
+
 
 class ListRuns:
     def __init__(self, runs: Sequence[Any]) -> None:
@@ -63,13 +65,7 @@ class SourceRuns:
 
     def _pairs(self, key: str) -> list[tuple[str, str]]:
         """(run id, config) for each way ``key`` splits into a known config."""
-        out = []
-        at = key.find("/")
-        while at != -1:
-            if key[at + 1:] in self._configs:
-                out.append((key[:at], key[at + 1:]))
-            at = key.find("/", at + 1)
-        return out
+        return [(run_id, config) for run_id, config in splits(key) if config in self._configs]
 
     def prefetch(self, keys: Iterable[str]) -> None:
         wanted = [k for k in dict.fromkeys(keys) if k not in self._asked]

@@ -7,7 +7,6 @@ from typing import Any, Optional
 from triage.rules.context import Context, _run_order, num
 from triage.rules.records import (
     Confound,
-    Investigation,
     RunRec,
 )
 from triage.rules.schema import RecipeSpec
@@ -37,18 +36,13 @@ def base_run(recipe: RecipeSpec, ctx: Context) -> Optional[RunRec]:
     return sorted(runs, key=_run_order)[-1] if runs else None
 
 
-def find_confounds(inv: Investigation, ctx: Context) -> list[Confound]:
-    """Valid recipe runs whose recorded provenance differs from their base run
-    in a key the recipe does not declare (`vary`), or that recorded another
-    value for a key it does declare.  Keys in `ignore_provenance` never count;
-    keys recorded on only one side cannot be compared and are left alone."""
-    return [c for recipe in inv.recipes for c in confounds_of(recipe, ctx)]
-
-
 def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
-    """:func:`find_confounds` for one recipe, from what its config's runs say
-    (:mod:`triage.rules.facts`): runs that recorded the same provenance are
-    compared with the base once."""
+    """A recipe's valid runs whose recorded provenance differs from their base
+    run in a key the recipe does not declare (`vary`), or that recorded another
+    value for a key it does declare.  Keys in `ignore_provenance` never count;
+    keys recorded on only one side cannot be compared and are left alone.
+    Read from what its config's runs say (:mod:`triage.rules.facts`): runs that
+    recorded the same provenance are compared with the base once."""
     from triage.rules.facts import facts
 
     own = facts(recipe.id, ctx)

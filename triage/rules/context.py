@@ -15,7 +15,7 @@ from triage.rules.schema import (
     Selector,
 )
 from triage.rules.memo import Memo
-from triage.rules.source import ALL, ListSource, RunSource, Token, with_keys
+from triage.rules.source import ALL, ListSource, RunSource, Token, splits, with_keys
 from triage.rules.stats import Measure, fmt
 
 # The built-in pass-rate metric: k failed of n over a selection's passed/failed
@@ -303,9 +303,7 @@ class _Keys:
     def get(self, key: str, default: Any = None) -> Any:
         if self._configs is None:
             self._configs = set(self._ctx.source.configs())
-        at = key.find("/")
-        while at != -1:  # a run id or a config may itself hold a "/": try each split
-            config = key[at + 1:]
+        for _, config in splits(key):
             self._ctx.read(("c", config))
             if config in self._configs:
                 runs = self._known.get(config)
@@ -315,7 +313,6 @@ class _Keys:
                         runs.setdefault(r.key, r)
                 if key in runs:
                     return runs[key]
-            at = key.find("/", at + 1)
         return default
 
 

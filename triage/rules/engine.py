@@ -27,7 +27,7 @@ from typing import Optional
 from triage.rules import summary
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
-from triage.rules.confounds import base_run, confounds_of, find_confounds
+from triage.rules.confounds import base_run, confounds_of
 from triage.rules.context import Context, num
 from triage.rules.discriminate import exclusive_conflicts, undistinguished
 from triage.rules.evidence import (
@@ -66,7 +66,7 @@ __all__ = [
     "UNDECIDED", "BisectState", "Confound", "Context", "Evaluation", "EvidenceItem", "Investigation", "PointState",
     "RecipeState", "Result", "RunRec", "SignatureInfo", "Suggestion", "V", "Warning_", "base_run",
     "combined_command", "derive_status", "evaluate", "evaluate_bisect", "evaluate_condition", "fill_command",
-    "find_confounds", "num", "reading", "recipe_states",
+    "num", "reading", "recipe_states",
 ]
 
 

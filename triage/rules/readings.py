@@ -78,14 +78,10 @@ class Readings(dict):
             return default
 
 
-def repeats_disagree(ctx: Context) -> list[Warning_]:
-    """Runs of one config with the same provenance whose primary metric
-    differs beyond noise: they are pooled as repeats, so say so."""
-    return [w for _, w in repeats_in(ctx.runs, ctx)]
-
-
 def repeats_in(runs: Sequence[RunRec], ctx: Context) -> list[tuple[int, Warning_]]:
-    """:func:`repeats_disagree` over ``runs``, each warning with the place of its group's first run."""
+    """Runs of one config with the same provenance whose primary metric
+    differs beyond noise: they are pooled as repeats, so say so.  Each
+    warning comes with the place of its group's first run."""
     metric = ctx.spec.metric
     ignore = set(ctx.spec.ignore_provenance)
     groups: dict[tuple, list[RunRec]] = {}
