@@ -291,27 +291,37 @@ def test_a_stored_summary_of_invalid_runs_stays_small(cli, seeded: Path, tmp_pat
     assert max(len(e.key) for e in rows) < 2000
 
 
+def _two_runs_then_report(cli, config: str, first: str, second: str) -> str:
+    """Two passed runs of ``config`` (the first older), then the report as it reads."""
+    for run_id, value in ((first, "0.944"), (second, "0.945")):
+        r = cli("add-run", "--pr", PR, "--run-id", run_id, "--config", config, "--status", "passed",
+                "--metric", f"gsm8k={value}/1319")
+        assert r.code == 0, r.err
+    return cli("report", "--pr", PR, "--format", "json").out
+
+
+def _same_as_full_and_not(cli, before: str) -> None:
+    """The report reads as a whole evaluation does, and no longer as ``before``."""
+    kept = cli("report", "--pr", PR, "--format", "json").out
+    full = cli("report", "--pr", PR, "--format", "json", "--full").out
+    assert kept == full
+    assert kept != before
+
+
 def test_an_import_that_replaces_an_older_run_re_derives_what_read_it(cli, seeded: Path, tmp_path: Path) -> None:
     """An import may write a run with an earlier ``updated_at`` than its config's newest
     (--overwrite, or a record from another knowledge base): the config's count, largest
     id and newest write stay as they were, so the evaluation after an import that
     updated runs re-derives every piece."""
     config = "kimik26-fp8-1k1k-1p1d-aiterdecode"
-    for run_id, value in (("70001", "0.944"), ("70002", "0.945")):
-        r = cli("add-run", "--pr", PR, "--run-id", run_id, "--config", config, "--status", "passed",
-                "--metric", f"gsm8k={value}/1319")
-        assert r.code == 0, r.err
-    before = cli("report", "--pr", PR, "--format", "json").out
+    before = _two_runs_then_report(cli, config, "70001", "70002")
     record = {"investigation": "kimik26-disagg", "run_id": "70001", "config": config, "status": "failed",
               "metrics": {"gsm8k": {"value": 0.871, "n": 1319}}, "updated_at": "2000-01-01T00:00:00+00:00"}
     path = tmp_path / "older.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     r = cli("import", str(path), "--overwrite")
     assert r.code == 0, r.err
-    kept = cli("report", "--pr", PR, "--format", "json").out
-    full = cli("report", "--pr", PR, "--format", "json", "--full").out
-    assert kept == full
-    assert kept != before
+    _same_as_full_and_not(cli, before)
 
 
 def test_a_run_written_by_a_clock_behind_re_derives_what_read_it(cli, seeded: Path, monkeypatch) -> None:
@@ -322,21 +332,14 @@ def test_a_run_written_by_a_clock_behind_re_derives_what_read_it(cli, seeded: Pa
     from triage.kb import runs
 
     config = "kimik26-fp8-1k1k-1p1d-aiterdecode"
-    for run_id, value in (("70011", "0.944"), ("70012", "0.945")):
-        r = cli("add-run", "--pr", PR, "--run-id", run_id, "--config", config, "--status", "passed",
-                "--metric", f"gsm8k={value}/1319")
-        assert r.code == 0, r.err
-    before = cli("report", "--pr", PR, "--format", "json").out
+    before = _two_runs_then_report(cli, config, "70011", "70012")
     real = runs.now
     monkeypatch.setattr(runs, "now", lambda: real() - timedelta(hours=1))
     r = cli("add-run", "--pr", PR, "--run-id", "70011", "--config", config, "--status", "failed",
             "--metric", "gsm8k=0.871/1319")
     assert r.code == 0, r.err
     monkeypatch.setattr(runs, "now", real)
-    kept = cli("report", "--pr", PR, "--format", "json").out
-    full = cli("report", "--pr", PR, "--format", "json", "--full").out
-    assert kept == full
-    assert kept != before
+    _same_as_full_and_not(cli, before)
 
 
 @pytest.mark.parametrize("seed", range(3))
