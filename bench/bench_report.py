@@ -12,7 +12,9 @@ is the command's maximum resident set (``wait4``).
            Baseline: ``python -c "import sqlmodel, typer, yaml, jinja2, rapidfuzz"``.
   full     the same report with ``--full`` (a whole evaluation), 1k / 10k / 100k.
   add-run  one new run into the 100k knowledge base (a copy each time), then the
-           evaluation it triggers.  Baseline: the import floor.
+           evaluation it triggers.  Baseline: the import floor.  Then the
+           report right after such an add-run (what a bot posts), against the
+           same floor (information: the issue sets no limit for it).
   import   ``triage import`` of the 100k records into a new knowledge base, the
            whole command.  Baseline: a script that reads the same file with
            ``json.loads`` and writes the rows with ``sqlite3``'s ``executemany``.
@@ -156,11 +158,20 @@ def main() -> int:
             p.unlink()
         shutil.copy(big / "kb.sqlite", copy)
 
-    r = pairs(floor, lambda: triage(copy, "add-run", "--pr", "30433", "--run-id", f"4{next(counter):09d}",
-                                    "--config", "kimik26-fp8-1k1k-1p1d", "--status", "failed",
-                                    "--metric", "gsm8k=0.881/1319"), n, prepare=fresh_copy)
+    def add_run() -> list[str]:
+        return triage(copy, "add-run", "--pr", "30433", "--run-id", f"4{next(counter):09d}",
+                      "--config", "kimik26-fp8-1k1k-1p1d", "--status", "failed", "--metric", "gsm8k=0.881/1319")
+
+    r = pairs(floor, add_run, n, prepare=fresh_copy)
     results[("add-run",)] = r
     rows.append((f"add-run of one new run into {sizes[-1]:,} runs", fmt(r)))
+
+    def after_add_run() -> None:  # the report a bot posts right after a run is added
+        fresh_copy()
+        run(add_run())
+
+    r = pairs(floor, lambda: triage(copy, "report", "--pr", "30433", "--format", "json"), n, prepare=after_add_run)
+    rows.append((f"report right after that add-run, {sizes[-1]:,} runs", fmt(r)))
 
     records = big / "runs.jsonl"
     script = scratch / "baseline.py"
