@@ -190,3 +190,39 @@ def test_incremental_evaluation_equals_a_whole_one_on_postgres(cli, rules_dir, f
         full = cli(*db, "report", "--pr", "30433", "--format", "json", "--full")
         assert kept.code == full.code == 0, kept.err + full.err
         assert kept.out == full.out, step
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgres"])
+def test_the_engine_reads_runs_as_the_orm_does(cli, rules_dir, fresh_pg_url, tmp_path, db):
+    """``run_records`` takes the driver's rows as they are (no per-row processing):
+    its times, metrics, provenance and flags are what the ORM reads, on both databases."""
+    from datetime import timezone
+
+    from sqlmodel import select
+
+    from triage.kb import models as m
+    from triage.kb import store
+    from triage.kb.investigations import run_records
+
+    url = fresh_pg_url if db == "postgres" else f"sqlite:///{tmp_path / 'kb.sqlite'}"
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    for run_id, when in (("t1", "2026-07-01T12:30:00.000120+00:00"), ("t2", "2026-07-01T14:30:00+02:00"),
+                         ("t3", None)):
+        args = ["--time", when] if when else []
+        r = cli("--db", url, "add-run", "--pr", "30433", "--run-id", run_id, "--config", "kimik26-fp8-1k1k-1p1d",
+                "--status", "failed", "--metric", "gsm8k=0.881/1319", "--set", "image=x", *args)
+        assert r.code == 0, r.err
+    assert cli("--db", url, "runs", "exclude", "t3", "--pr", "30433", "--because", "drained").code == 0
+    with store.session(url) as s:
+        rows = s.execute(select(m.Run).order_by(m.Run.pk)).scalars().all()
+        fast = run_records(s, rows[0].investigation_id)
+    assert len(fast) == len(rows) > 3
+    for r, f in zip(rows, fast):
+        assert f.time == (r.time.astimezone(timezone.utc).isoformat() if r.time else None)
+        assert (f.run_id, f.config, f.status, f.url, f.note, f.excluded, f.excluded_reason, f.signature, f.seq) == (
+            r.run_id, r.config, r.status, r.url, r.note, r.excluded, r.excluded_reason, r.signature_id, r.pk)
+        assert f.metrics == {k: (float(v["value"]), v.get("n")) for k, v in r.metrics.items()}
+        assert f.provenance == {k: str(v) for k, v in r.provenance.items()}
+    times = {f.run_id: f.time for f in fast}
+    assert times["t1"] == "2026-07-01T12:30:00.000120+00:00" and times["t2"] == "2026-07-01T12:30:00+00:00"
+    assert times["t3"] is None and [f.excluded for f in fast if f.run_id == "t3"] == [True]

@@ -144,15 +144,44 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     if where is not None:  # a further condition on the run table's columns
         q = q.where(where(t))
     decode = _json_decode()
-    return [
-        RunRec(run_id=run_id, config=config, status=status,
-               metrics={k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()},
-               provenance={k: str(v) for k, v in decode(provenance).items()}, url=url,
-               time=when.isoformat() if when else None, note=note, excluded=bool(excluded),
-               excluded_reason=excluded_reason, signature=signature, seq=pk)
-        for run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature, pk
-        in s.execute(q)
-    ]
+    # Runs that recorded the same metrics or provenance share one (read-only) mapping, and
+    # runs of one config or status one text: a hundred thousand runs hold a few hundred of each.
+    metrics_of: dict[str, dict] = {}
+    provenance_of: dict[str, dict] = {}
+    texts: dict[str, str] = {}
+    out = []
+    result = s.execute(q)
+    try:
+        cursor = result.cursor  # the driver's rows as they are: no result processing per row and column
+        while rows := cursor.fetchmany(10_000):
+            for (run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature,
+                 pk) in rows:
+                mm = metrics_of.get(metrics)
+                if mm is None:
+                    mm = metrics_of[metrics] = {k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()}
+                pp = provenance_of.get(provenance)
+                if pp is None:
+                    pp = provenance_of[provenance] = {k: str(v) for k, v in decode(provenance).items()}
+                out.append(RunRec(run_id, texts.setdefault(config, config), texts.setdefault(status, status), mm, pp,
+                                  url, _iso(when) if when is not None else None, note, bool(excluded),
+                                  excluded_reason, signature, pk))
+    finally:
+        result.close()
+    return out
+
+
+def _iso(when: Any) -> str:
+    """A run's time as the ORM gives it (UTC, ``datetime.isoformat``), from the
+    driver's value: SQLite's text as SQLAlchemy writes it (``YYYY-MM-DD
+    HH:MM:SS.ffffff``, UTC), or a ``datetime``."""
+    from datetime import datetime, timezone
+
+    if isinstance(when, str):
+        if len(when) == 26 and when[10] == " " and when[19] == ".":
+            return when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:]) + "+00:00"
+        when = datetime.fromisoformat(when)
+    return (when.replace(tzinfo=timezone.utc) if when.utcoffset() is None
+            else when.astimezone(timezone.utc)).isoformat()
 
 
 def _json_decode() -> Any:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
 from sqlalchemy import delete, insert, select
 from sqlmodel import Session
 
 from triage.kb import models as m
+from triage.kb.db import json_text
 from triage.kb.investigations import _json_decode
 from triage.rules.memo import Memo
 
 #: The piece that holds what every piece rests on.
 KEY = ""
+#: Characters of pieces' data written by one statement, at most (and one piece).
+BATCH = 4_000_000
 
 
 def load(s: Session, iid: str, code: str) -> Memo:
@@ -34,7 +35,7 @@ def save(s: Session, iid: str, memo: Memo) -> None:
     """Keep this evaluation's pieces: those worked out anew replace their old
     selves, those no longer part of it go."""
     t = m.EvaluationPiece.__table__
-    dump = lambda x: json.dumps(x, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
+    dump = json_text
     if not memo.stored:  # everything was worked out (a first evaluation, or a new key)
         s.execute(delete(t).where(t.c.investigation_id == iid))
         names = list(memo.pieces)
@@ -44,7 +45,15 @@ def save(s: Session, iid: str, memo: Memo) -> None:
         stale = names + gone + [KEY]
         for i in range(0, len(stale), 500):
             s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(stale[i:i + 500])))
-    rows = [dict(investigation_id=iid, name=n, reads=dump(memo.pieces[n][0]), data=dump(memo.pieces[n][1]))
-            for n in names]
-    rows.append(dict(investigation_id=iid, name=KEY, reads="[]", data=dump(memo.key)))
-    s.execute(insert(t), rows)
+    # A few megabytes of text at a time: the pieces of a large investigation name many runs,
+    # and all of their texts at once would be the evaluation's peak of memory.
+    rows, size = [dict(investigation_id=iid, name=KEY, reads="[]", data=dump(memo.key))], 0
+    for n in names:
+        reads, data = memo.pieces[n]
+        rows.append(dict(investigation_id=iid, name=n, reads=dump(reads), data=dump(data)))
+        size += len(rows[-1]["data"])
+        if size > BATCH:
+            s.execute(insert(t), rows)
+            rows, size = [], 0
+    if rows:
+        s.execute(insert(t), rows)
