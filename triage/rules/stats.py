@@ -41,12 +41,13 @@ better_than, worse_than, no_worse_than, passes, fails.  ``at_least`` and
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import Enum
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from triage.rules.distributions import (
     _ceil,
@@ -332,6 +333,20 @@ def compare(
 
     See the module docstring for the method choice and the decision rule.
     """
+    return _compare_once(a, b, margin, tolerance, confidence, _kind(a), _kind(b))
+
+
+def _kind(m: Measure) -> tuple:
+    """What equal measures may still differ in: the type and sign of their value
+    (``1`` and ``1.0``, ``0.0`` and ``-0.0`` compare equal but print apart)."""
+    return type(m.value), math.copysign(1.0, m.value) if isinstance(m.value, float) else 1.0
+
+
+@functools.lru_cache(maxsize=16384)
+def _compare_once(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None, confidence: float,
+                  *_kinds: Any) -> Comparison:
+    """:func:`compare`, once per distinct question: runs judged one by one (a bisect's
+    points, repeats) mostly ask the same few."""
     if not (math.isfinite(a.value) and math.isfinite(b.value)):
         raise ValueError(f"cannot compare non-finite values {a.value!r} and {b.value!r}")
     if margin is not None and (math.isnan(margin) or margin < 0):
@@ -506,6 +521,14 @@ def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]
 
 def _check(a: Measure, limit: float, confidence: float, upper: bool, tolerance: Tolerance | None) -> Check:
     """Shared body: ``upper`` False for at_least, True for below."""
+    kind = type(limit), math.copysign(1.0, limit) if isinstance(limit, float) else 1.0
+    return _check_once(a, limit, confidence, upper, tolerance, _kind(a), kind)
+
+
+@functools.lru_cache(maxsize=16384)
+def _check_once(a: Measure, limit: float, confidence: float, upper: bool, tolerance: Tolerance | None,
+                *_kinds: Any) -> Check:
+    """:func:`_check`, once per distinct question (see :func:`_compare_once`)."""
     if not math.isfinite(a.value):
         raise ValueError(f"cannot check non-finite value {a.value!r}")
     fixed = Measure(limit, fixed=True)
