@@ -11,6 +11,7 @@ write alone would not.
 from __future__ import annotations
 
 import heapq
+from decimal import Decimal
 
 from typing import Any, Optional
 
@@ -33,6 +34,7 @@ class DbSource:
         rows = sorted(s.execute(q).all(), key=lambda row: row[2])  # by each config's first run
         self._configs = [row[0] for row in rows]
         self._fps = {row[0]: f"{row[1]}:{row[3]}:{row[4]}:{row[5]!r}" for row in rows}
+        self._now = {row[0]: (row[1], row[5]) for row in rows}  # count and sum of write times
         self._by_config: dict[str, list[RunRec]] = {}
         self._by_id: dict[str, list[RunRec]] = {}
         self._id_fps: dict[str, str] = {}
@@ -95,6 +97,27 @@ class DbSource:
         order = {pk: i for i, pk in enumerate(reversed(pks))}
         return sorted(runs, key=lambda r: order[r.seq])
 
+    def appended(self, config: str, fingerprint: str) -> Optional[list[RunRec]]:
+        """The runs recorded since ``fingerprint`` (``count:largest key:newest
+        write:sum of write times``): those with a larger key, when the count and the
+        sum of write times then add up (no run before them was written again, or
+        deleted)."""
+        if config not in self._fps:
+            return None
+        count, top, was = 0, 0, Decimal(0)
+        if fingerprint:
+            head, _, times = fingerprint.rpartition(":")
+            count_text, top_text, _ = head.split(":", 2)
+            count, top, was = int(count_text), int(top_text), _number(times)
+        t = m.Run.__table__
+        q = (select(func.count(), self._times)
+             .where(t.c.investigation_id == self._iid, t.c.config == config, t.c.pk > top))
+        added, added_times = self._s.execute(q).one()
+        now_count, now_times = self._now[config]
+        if count + added != now_count or was + _number(repr(added_times or 0)) != _number(repr(now_times)):
+            return None
+        return run_records(self._s, self._iid, config=config, where=lambda t: t.c.pk > top)
+
     def count(self) -> int:
         return sum(int(fp.split(":", 1)[0]) for fp in self._fps.values())
 
@@ -120,11 +143,33 @@ class DbSource:
             else:
                 q = q.where(t.c.run_id == name)
             n, top, newest, times = self._s.execute(q).one()
-            fp = self._id_fps[token[0] + name] = f"{n}:{top}:{newest}:{times!r}" if n else ""
+            fp = f"{n}:{top}:{newest}:{times!r}" if n else ""
+            if kind == "p" and fp:  # with its config's: while that holds, so does this (see ``holds``)
+                fp = f"{self._fps[config]}|{fp}"
+            self._id_fps[token[0] + name] = fp
         return fp
+
+    def holds(self, token: Token, fingerprint: str) -> bool:
+        """Whether the runs ``token`` names still have ``fingerprint``.  The runs of a
+        config that recorded some provenance keys are among the config's runs: while
+        the config's fingerprint is the one they were read with, they are as they were,
+        without a query."""
+        if token[0] == "p" and "|" in fingerprint:
+            config, _ = config_and_keys(token)
+            if fingerprint.partition("|")[0] == self._fps.get(config):
+                return True
+            return self.fingerprint(token).partition("|")[2] == fingerprint.partition("|")[2]
+        return self.fingerprint(token) == fingerprint
 
     def __repr__(self) -> Any:
         return f"DbSource({self._iid!r}, {len(self._configs)} configs)"
+
+
+def _number(text: str) -> Decimal:
+    """A sum of write times as a fingerprint holds it: an int's repr, or a Decimal's (PostgreSQL)."""
+    if text.startswith("Decimal("):
+        text = text[len("Decimal("):-1].strip("'")
+    return Decimal(text)
 
 
 def _times(s: Session, column: Any) -> Any:

@@ -73,6 +73,8 @@ def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
                 if prov[key] != base_prov[key]:
                     found.append((key, prov[key], base_prov[key], base_key, None))
         said[i] = found
+    if not any(said.values()):  # no provenance differs: no need to go through the runs
+        return []
     return [Confound(run, recipe.id, key, value, base_value, base_run=base_key, declared=want)
             for run, i in zip(own.valid, own.valid_provenance)
             for key, value, base_value, base_key, want in said[i]]

@@ -107,10 +107,19 @@ class Context:
         """Per metric, the first of ``runs`` whose value with an n is not a proportion on its
         scale: (the run's order, the metric's place in the run, value, n)."""
         out: dict[str, tuple[int, int, float, int]] = {}
+        scales: dict[str, float] = {}
+        seen: set[int] = set()  # metrics mappings read already (runs that recorded the same share one)
         for r in runs:
+            if id(r.metrics) in seen:
+                continue
+            seen.add(id(r.metrics))
             for i, (name, (value, n)) in enumerate(r.metrics.items()):
-                scale = self.settings(name).scale or 1.0
-                if n is not None and name not in out and not 0.0 <= value / scale <= 1.0:
+                if n is None or name in out:
+                    continue
+                scale = scales.get(name)
+                if scale is None:
+                    scale = scales[name] = self.settings(name).scale or 1.0
+                if not 0.0 <= value / scale <= 1.0:
                     out[name] = (self.order(r), i, value, n)
         return out
 

@@ -37,6 +37,7 @@ from triage.rules.evidence import (
     derive_status,
 )
 from triage.rules.facts import facts
+from triage.rules.keys import InvalidRuns
 from triage.rules.memo import CONFOUNDS, EVIDENCE, Memo, fingerprint
 from triage.rules.readings import Readings, reading
 from triage.rules.records import (
@@ -115,7 +116,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     confounds = [c for recipe in inv.recipes
                  for c in piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)]
     confounded = {c.run for c in confounds}
-    items = [_flagged(e, "confounded") if confounded & set(e.runs) else e for e in unique]
+    items = [_flagged(e, "confounded") if confounded and not confounded.isdisjoint(e.runs) else e for e in unique]
 
     by_h: dict[str, list[EvidenceItem]] = {h.id: [] for h in inv.hypotheses}
     for e in items:
@@ -183,7 +184,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
                               for key, keys in confound_keys.items()})
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
-    invalid = {key: why for _, key, why in sorted((x for f in per_config for x in f.invalid), key=_first)}
+    invalid = InvalidRuns([f.invalid for f in per_config])
     return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
                       states, confounds, next_level, invalid)
 

@@ -12,92 +12,227 @@ recorded, so that merged they read as one pass over every run would.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from triage.rules import summary
 from triage.rules.context import Context, _run_order
+from triage.rules.keys import Invalid, Keys, keys_text
 from triage.rules.memo import Codec
-from triage.rules.readings import repeats_in
+from triage.rules.readings import Group, repeat_groups, repeat_warnings
 from triage.rules.records import RunRec
 
 
 @dataclass(frozen=True)
 class ConfigFacts:
     config: str
-    keys: tuple[str, ...] = ()  # its runs' keys, oldest first (by time, then as recorded)
-    valid: tuple[str, ...] = ()  # those that can decide something, in the same order
+    keys: Sequence[str] = ()  # its runs' keys, oldest first (by time, then as recorded); read back as Keys
+    valid: Sequence[str] = ()  # those that can decide something, in the same order
     newest_why: str = ""  # why the newest run decides nothing ("" when it is valid)
     newest_blocker: str = ""  # its known failure that a plain re-run will not fix
     trailing_invalid: int = 0  # newest runs in a row that decided nothing
     valid_metrics: tuple[str, ...] = ()  # the metrics some valid run records
     valid_ns: tuple[int, ...] = ()  # the sample counts of the primary metric in valid runs
-    invalid: tuple[tuple[int, str, str], ...] = ()  # (order, key, why in brief) of each run that decides nothing
+    invalid: Sequence[tuple[int, str, str]] = ()  # (order, key, why in brief) of each run that decides nothing
     inconclusive: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per reason runs decide nothing
     repeats: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per group of disagreeing repeats
     unscaled: tuple[tuple[str, tuple[int, int, float, int]], ...] = ()  # see Context.unscaled
     provenances: tuple[tuple[tuple[str, str], ...], ...] = ()  # the valid runs' distinct provenances
     valid_provenance: tuple[int, ...] = ()  # per valid run (as in ``valid``), its provenance's place there
+    # What a new run updates the facts from (:func:`updated`), without the config's other runs:
+    said: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()  # per reason: (it, first's order, count, first ids)
+    groups: tuple[Group, ...] = ()  # repeats by provenance (triage.rules.readings.repeat_groups)
+    newest_time: str = ""  # the newest run's time ("" for none)
+    untimed: int = 0  # runs without a time (the oldest, in the order recorded)
+    untimed_valid: int = 0  # those of them that can decide something
 
 
 def config_facts(config: str, ctx: Context) -> ConfigFacts:
-    from triage.rules.suggest import _blocker, _trailing_invalid
+    from triage.rules.suggest import _blocker
 
     runs: Sequence[RunRec] = ctx.by_config.get(config, [])
     if not runs:
         return ConfigFacts(config)
+    reason = ctx.invalid_reason
+    why = {id(r): reason(r) for r in runs}  # once per run: everything below reads it
     ordered = sorted(runs, key=_run_order)
-    why = {id(r): ctx.invalid_reason(r) for r in runs}
     valid = [r for r in ordered if why[id(r)] is None]
+    invalid = [r for r in runs if why[id(r)] is not None]
+    brief = {id(r): reason(r, brief=True) or "" for r in invalid}
     newest = ordered[-1]
     metric = ctx.spec.metric
-    said = summary.group((r.run_id, r.config, w) for r in runs if (w := why[id(r)]) is not None)
     provenances: dict[tuple[tuple[str, str], ...], int] = {}
+    place_of: dict[int, int] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its place
+    valid_provenance = []
     for r in valid:
-        provenances.setdefault(tuple(r.provenance.items()), len(provenances))
-    first: dict[str, int] = {}
-    for r in runs:
-        w = why[id(r)]
-        if w is not None and w not in first:
-            first[w] = ctx.order(r)
-    return ConfigFacts(
-        config,
+        place = place_of.get(id(r.provenance))
+        if place is None:
+            place = place_of[id(r.provenance)] = provenances.setdefault(tuple(r.provenance.items()), len(provenances))
+        valid_provenance.append(place)
+    said: dict[str, list] = {}  # reason -> [first's order, count, first ids]
+    for r in invalid:
+        entry = said.get(why[id(r)])
+        if entry is None:
+            said[why[id(r)]] = [ctx.order(r), 1, [r.run_id]]
+        else:
+            entry[1] += 1
+            if len(entry[2]) < summary.NAMED:
+                entry[2].append(r.run_id)
+    trailing = 0  # the newest runs in a row that decided nothing (newest first; runs of one time as recorded)
+    for r in sorted(runs, key=_run_order, reverse=True):
+        if why[id(r)] is None:
+            break
+        trailing += 1
+    groups = repeat_groups(runs, ctx, valid=lambda r: why[id(r)] is None).get(config, {})
+    return _made(
+        config, ctx,
         keys=tuple(r.key for r in ordered),
         valid=tuple(r.key for r in valid),
-        newest_why=(ctx.invalid_reason(newest, brief=True) or "") if why[id(newest)] is not None else "",
+        newest_why=brief[id(newest)] if why[id(newest)] is not None else "",
         newest_blocker=_blocker(newest, ctx) if why[id(newest)] is not None else "",
-        trailing_invalid=_trailing_invalid(runs, ctx),
+        trailing_invalid=trailing,
         valid_metrics=tuple(sorted({m for r in valid for m in r.metrics})),
         valid_ns=tuple(sorted({n for r in valid if metric in r.metrics and (n := r.metrics[metric][1])})),
-        invalid=tuple((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or "")
-                      for r in runs if why[id(r)] is not None),
-        inconclusive=tuple((first[w], f"{summary.head(ids, c, ctx.short)}: {w}") for (c, w), ids in said.items()),
-        repeats=tuple((order, w.message) for order, w in repeats_in(runs, ctx)),
+        invalid=tuple((ctx.order(r), r.key, brief[id(r)]) for r in invalid),
+        said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
+        groups=tuple(groups.values()),
         unscaled=tuple(ctx.unscaled(runs).items()),
         provenances=tuple(provenances),
-        valid_provenance=tuple(provenances[tuple(r.provenance.items())] for r in valid),
+        valid_provenance=tuple(valid_provenance),
+        newest_time=newest.time or "",
+        untimed=sum(1 for r in runs if not r.time),
+        untimed_valid=sum(1 for r in valid if not r.time),
+    )
+
+
+def _made(config: str, ctx: Context, was: Optional[ConfigFacts] = None, **fields: Any) -> ConfigFacts:
+    """The facts, with the warnings that follow from them (``was``: facts whose groups of
+    repeats, where unchanged, say what they said)."""
+    said, groups = fields["said"], fields["groups"]
+    if was is None:
+        repeats = [(order, w.message) for order, w in repeat_warnings(config, {g[0]: g for g in groups}, ctx)]
+    else:  # a group's warning carries the place of its first run: one per group
+        before, said_before = set(was.groups), dict(was.repeats)
+        changed = {g[0]: g for g in groups if g not in before}
+        fresh = dict((order, w.message) for order, w in repeat_warnings(config, changed, ctx))
+        repeats = [(g[1], text) for g in groups
+                   if (text := (fresh.get(g[1]) if g[0] in changed else said_before.get(g[1]))) is not None]
+    return ConfigFacts(
+        config, **fields,
+        inconclusive=tuple((first, f"{summary.head_of(count, ids, config, ctx.short)}: {w}")
+                           for w, first, count, ids in said),
+        repeats=tuple(repeats),
+    )
+
+
+def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[ConfigFacts]:
+    """``old`` with runs recorded after it (in the order recorded), or None when one of
+    them is neither newer than every run before it nor without a time (the facts
+    then come from all the config's runs): what an evaluation after ``add-run``
+    does instead of reading the config's thousands of runs again."""
+    from triage.rules.suggest import _blocker
+
+    metric = ctx.spec.metric
+    keys, valid = list(old.keys), list(old.valid)
+    provenances, valid_provenance = list(old.provenances), list(old.valid_provenance)
+    invalid = list(old.invalid)
+    said = {w: [first, count, list(ids)] for w, first, count, ids in old.said}
+    groups = {old.config: {g[0]: g for g in old.groups}}
+    unscaled = dict(old.unscaled)
+    metrics, ns = set(old.valid_metrics), set(old.valid_ns)
+    newest_time, newest_why, newest_blocker = old.newest_time, old.newest_why, old.newest_blocker
+    trailing, untimed, untimed_valid = old.trailing_invalid, old.untimed, old.untimed_valid
+    for r in new:
+        when = r.time or ""
+        why = ctx.invalid_reason(r)
+        ok = why is None
+        n = len(keys)
+        if when and (n == 0 or when > newest_time):  # the newest run of all
+            pos, vpos = n, len(valid)
+            trailing = 0 if ok else trailing + 1
+        elif not when:  # without a time: after the others without one, oldest of the rest
+            pos, vpos = untimed, untimed_valid
+            if trailing == n and not ok:  # the walk back from the newest reaches it
+                trailing += 1
+            untimed, untimed_valid = untimed + 1, untimed_valid + ok
+        else:
+            return None
+        keys.insert(pos, r.key)
+        if pos == n:
+            newest_time = when
+            newest_why = "" if ok else ctx.invalid_reason(r, brief=True) or ""
+            newest_blocker = "" if ok else _blocker(r, ctx)
+        if ok:
+            valid.insert(vpos, r.key)
+            metrics.update(r.metrics)
+            if metric in r.metrics and r.metrics[metric][1]:
+                ns.add(r.metrics[metric][1])
+            prov = tuple(r.provenance.items())
+            place = provenances.index(prov) if prov in provenances else len(provenances)
+            if place == len(provenances):
+                provenances.append(prov)
+            valid_provenance.insert(vpos, place)
+        else:
+            invalid.append((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or ""))
+            entry = said.get(why)
+            if entry is None:
+                said[why] = [ctx.order(r), 1, [r.run_id]]
+            else:
+                entry[1] += 1
+                if len(entry[2]) < summary.NAMED:
+                    entry[2].append(r.run_id)
+        repeat_groups([r], ctx, valid=lambda _: ok, into=groups)
+        for name, first in ctx.unscaled([r]).items():
+            unscaled.setdefault(name, first)
+    # each provenance's place: the order of its first valid run, as a pass over them gives it
+    renumber: dict[int, int] = {}
+    for place in valid_provenance:
+        renumber.setdefault(place, len(renumber))
+    places = sorted(renumber, key=renumber.__getitem__)
+    return _made(
+        old.config, ctx, old,
+        keys=tuple(keys), valid=tuple(valid), newest_why=newest_why, newest_blocker=newest_blocker,
+        trailing_invalid=trailing, valid_metrics=tuple(sorted(metrics)), valid_ns=tuple(sorted(ns)),
+        invalid=tuple(invalid), said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
+        groups=tuple(groups.get(old.config, {}).values()), unscaled=tuple(unscaled.items()),
+        provenances=tuple(provenances[p] for p in places),
+        valid_provenance=tuple(renumber[p] for p in valid_provenance),
+        newest_time=newest_time, untimed=untimed, untimed_valid=untimed_valid,
     )
 
 
 def _encode(f: ConfigFacts) -> list:
-    return [f.config, list(f.keys), list(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
-            list(f.valid_metrics), list(f.valid_ns), [list(x) for x in f.invalid], [list(x) for x in f.inconclusive],
-            [list(x) for x in f.repeats], [[name, list(first)] for name, first in f.unscaled],
-            [[list(kv) for kv in p] for p in f.provenances], list(f.valid_provenance)]
+    # The long lists (every run's key, every invalid run) as texts: read back, they are
+    # split only if something goes through them (see triage.rules.keys).
+    inv = f.invalid if isinstance(f.invalid, Invalid) else Invalid.of(f.invalid)
+    return [f.config, keys_text(f.keys), keys_text(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
+            list(f.valid_metrics), list(f.valid_ns), [inv.orders, inv.keys.text, inv.whys.text],
+            [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
+            [[name, list(first)] for name, first in f.unscaled],
+            [[list(kv) for kv in p] for p in f.provenances], list(f.valid_provenance),
+            [[w, first, count, list(ids)] for w, first, count, ids in f.said],
+            [[[list(kv) for kv in prov], first, list(lo), list(hi)] for prov, first, lo, hi in f.groups],
+            f.newest_time, f.untimed, f.untimed_valid]
 
 
 def _decode(row: Sequence[Any]) -> ConfigFacts:
     (config, keys, valid, newest_why, newest_blocker, trailing, metrics, ns, invalid, inconclusive, repeats,
-     unscaled, provenances, valid_provenance) = row
+     unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid) = row
+    orders, invalid_keys, whys = invalid
     return ConfigFacts(
-        config, tuple(keys), tuple(valid), newest_why, newest_blocker, trailing, tuple(metrics), tuple(ns),
-        tuple(map(tuple, invalid)), tuple(map(tuple, inconclusive)), tuple(map(tuple, repeats)),
+        config, Keys(keys), Keys(valid), newest_why, newest_blocker, trailing, tuple(metrics), tuple(ns),
+        Invalid(orders, Keys(invalid_keys), Keys(whys)), tuple(map(tuple, inconclusive)), tuple(map(tuple, repeats)),
         tuple((name, tuple(first)) for name, first in unscaled),
-        tuple(tuple(map(tuple, p)) for p in provenances), tuple(valid_provenance))
+        tuple(tuple(map(tuple, p)) for p in provenances), tuple(valid_provenance),
+        tuple((w, first, count, tuple(ids)) for w, first, count, ids in said),
+        tuple((tuple(map(tuple, prov)), first, tuple(lo), tuple(hi)) for prov, first, lo, hi in groups),
+        newest_time, untimed, untimed_valid)
 
 
 FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)
 
 
 def facts(config: str, ctx: Context) -> ConfigFacts:
-    """A config's facts, from the memo when its runs are unchanged."""
-    return ctx.memo.piece(ctx, f"f:{config}", lambda: config_facts(config, ctx), FACTS)
+    """A config's facts, from the memo when its runs are unchanged, updated from the
+    runs recorded since when only runs were added."""
+    return ctx.memo.piece(ctx, f"f:{config}", lambda: config_facts(config, ctx), FACTS,
+                          update=lambda old, new: updated(old, new, ctx))

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Optional, Sequence, TypeVar
 
+from triage.rules.keys import Keys, keys_text
 from triage.rules.records import BisectState, Confound, EvidenceItem, PointState
 from triage.rules.source import Token
 
@@ -52,7 +53,13 @@ class Memo:
         self.worked = []
         self._values = {}
 
-    def piece(self, ctx: "Context", name: str, compute: Callable[[], T], codec: "Codec[T]") -> T:
+    def piece(self, ctx: "Context", name: str, compute: Callable[[], T], codec: "Codec[T]",
+              update: Optional[Callable[[T, list], Optional[T]]] = None) -> T:
+        """The piece ``name``: reused while what it read holds, else worked out.
+
+        ``update(old, runs)``: for a piece that reads one config's runs, its stored
+        value with the runs recorded since (or None when it cannot tell): used when
+        the source says runs were only added to that config."""
         if name in self._values:  # asked for again in this evaluation
             for kind, what, fp in self.pieces.get(name, ([], None))[0]:
                 ctx.read((kind, what), fp)
@@ -67,14 +74,37 @@ class Memo:
             for kind, what, fp in reads:  # what it read, for a piece around this one
                 ctx.read((kind, what), fp)
         else:
-            with track(ctx) as seen:
-                out = compute()
-            reads = [[kind, what, fp] for (kind, what), fp in seen.items()]
-            data = codec.encode(out)
+            made = _updated(ctx, kept, codec, update) if update is not None and kept is not None else None
+            if made is not None:
+                reads, data = made
+            else:
+                with track(ctx) as seen:
+                    out = compute()
+                reads = [[kind, what, fp] for (kind, what), fp in seen.items()]
+                data = codec.encode(out)
             self.worked.append(name)
         self.pieces[name] = (reads, data)
         value = self._values[name] = codec.decode(data)
         return value
+
+
+def _updated(ctx: "Context", kept: tuple[Reads, Any], codec: "Codec[T]",
+             update: Callable[[T, list], Optional[T]]) -> Optional[tuple[Reads, Any]]:
+    """A stored piece that read one config's runs, updated from the runs added since."""
+    reads, data = kept
+    appended = getattr(ctx.source, "appended", None)
+    if appended is None or len(reads) != 1 or reads[0][0] != "c":
+        return None
+    _, config, fp = reads[0]
+    new = appended(config, fp)
+    if not new:
+        return None
+    value = update(codec.decode(data), new)
+    if value is None:
+        return None
+    now = ctx.source.fingerprint(("c", config))
+    ctx.read(("c", config), now)  # for a piece around this one
+    return [["c", config, now]], codec.encode(value)
 
 
 def _holds(ctx: "Context", reads: Reads) -> bool:
@@ -82,7 +112,7 @@ def _holds(ctx: "Context", reads: Reads) -> bool:
         if kind == "b":
             if ctx.bisects.fingerprints.get(what) != fp:
                 return False
-        elif ctx.source.fingerprint((kind, what)) != fp:
+        elif not ctx.source.holds((kind, what), fp):
             return False
     return True
 
@@ -130,12 +160,18 @@ def _unrow(cls: type, row: Sequence[Any]) -> Any:
     return cls(*(_tuples(v) for v in row))
 
 
+def _evidence_row(e: EvidenceItem) -> list:
+    row = _row(e)
+    row[4] = keys_text(e.runs)  # the runs it names, as one text (see triage.rules.keys)
+    return row
+
+
 def _evidence(row: Sequence[Any]) -> EvidenceItem:
     hypothesis, rule, verdict, reason, runs, flags, summary, needed = row
-    return EvidenceItem(hypothesis, rule, verdict, reason, tuple(runs), tuple(flags), summary, tuple(needed))
+    return EvidenceItem(hypothesis, rule, verdict, reason, Keys(runs), tuple(flags), summary, tuple(needed))
 
 
-EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_row(e) for e in items],
+EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_evidence_row(e) for e in items],
                                             lambda rows: [_evidence(r) for r in rows])
 # A confound is texts only: its row is its fields, in order.
 CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [_row(c) for c in items],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from triage.rules import stats
 from triage.rules.context import Context
@@ -78,30 +78,66 @@ class Readings(dict):
             return default
 
 
-def repeats_in(runs: Sequence[RunRec], ctx: Context) -> list[tuple[int, Warning_]]:
+#: A group of repeats: (its provenance as sorted pairs, the place of its first run,
+#: its lowest run and its highest as (run id, value, n)), the first of equal values.
+Group = tuple[tuple[tuple[str, str], ...], int, tuple[str, float, Optional[int]], tuple[str, float, Optional[int]]]
+
+
+def repeats_in(runs: Sequence[RunRec], ctx: Context,
+               valid: Optional[Callable[[RunRec], bool]] = None) -> list[tuple[int, Warning_]]:
     """Runs of one config with the same provenance whose primary metric
     differs beyond noise: they are pooled as repeats, so say so.  Each
-    warning comes with the place of its group's first run."""
+    warning comes with the place of its group's first run.  ``valid``: whether
+    a run can decide something, when the caller knows it already."""
+    out = []
+    for config, groups in repeat_groups(runs, ctx, valid).items():
+        out += repeat_warnings(config, groups, ctx)
+    return out
+
+
+def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable[[RunRec], bool]] = None,
+                  into: Optional[dict[str, dict]] = None) -> dict[str, dict[tuple, Group]]:
+    """Per config, its valid runs with the primary metric grouped by provenance (less the
+    keys ``ignore_provenance`` names), first seen first; ``into``: groups to add the runs to."""
     metric = ctx.spec.metric
     ignore = set(ctx.spec.ignore_provenance)
-    groups: dict[tuple, list[RunRec]] = {}
+    if valid is None:
+        valid = lambda r: ctx.invalid_reason(r) is None  # noqa: E731
+    out: dict[str, dict[tuple, Group]] = into if into is not None else {}
+    seen: dict[int, tuple] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its key
     for r in runs:
-        if metric in r.metrics and ctx.invalid_reason(r) is None:
-            items = r.provenance.items()
-            prov = frozenset(items if not ignore else [(k, v) for k, v in items if k not in ignore])
-            groups.setdefault((r.config, prov), []).append(r)
+        if metric in r.metrics and valid(r):
+            prov = seen.get(id(r.provenance))
+            if prov is None:
+                prov = seen[id(r.provenance)] = tuple(sorted(
+                    (k, v) for k, v in r.provenance.items() if k not in ignore))
+            groups = out.setdefault(r.config, {})
+            value, n = r.metrics[metric]
+            g = groups.get(prov)
+            if g is None:
+                groups[prov] = (prov, ctx.order(r), (r.run_id, value, n), (r.run_id, value, n))
+            else:
+                _, first, lo, hi = g
+                if value < lo[1] or value > hi[1]:
+                    groups[prov] = (prov, first, (r.run_id, value, n) if value < lo[1] else lo,
+                                    (r.run_id, value, n) if value > hi[1] else hi)
+    return out
+
+
+def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) -> list[tuple[int, Warning_]]:
+    """The groups whose lowest and highest runs differ beyond noise, with the place of their first run."""
+    metric = ctx.spec.metric
     out = []
-    for (config, _), group in groups.items():
-        if len(group) < 2:
-            continue
-        lo = min(group, key=lambda r: r.metrics[metric][0])
-        hi = max(group, key=lambda r: r.metrics[metric][0])
-        high, low = ctx.measure([hi], metric), ctx.measure([lo], metric)  # with the metric's declared noise
+    for _, first, lo, hi in groups.values():
+        if lo[0] == hi[0] and lo[1] == hi[1]:
+            continue  # one run, or runs of one value
+        one = lambda x: ctx.measure([RunRec(x[0], config, "passed", {metric: (x[1], x[2])})], metric)  # noqa: E731
+        high, low = one(hi), one(lo)  # with the metric's declared noise
         assert high is not None and low is not None
         c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.outcome is Outcome.DIFFERENT and c.method != "exact":
-            out.append((ctx.order(group[0]), Warning_("repeats", (
-                f"runs of {ctx.short(config)} with the same provenance disagree: {hi.run_id} "
-                f"{fmt(hi.metrics[metric][0])} vs {lo.run_id} {fmt(lo.metrics[metric][0])} ({c.noise}); "
+            out.append((first, Warning_("repeats", (
+                f"runs of {ctx.short(config)} with the same provenance disagree: {hi[0]} "
+                f"{fmt(hi[1])} vs {lo[0]} {fmt(lo[1])} ({c.noise}); "
                 "they are pooled as repeats: exclude the bad one or record what differs"))))
     return out

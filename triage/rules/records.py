@@ -7,6 +7,7 @@ from functools import cached_property
 from enum import Enum
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
+from triage.rules.keys import Keys
 from triage.rules.schema import (
     BisectSpec,
     HypothesisSpec,
@@ -29,9 +30,15 @@ class V(Enum):
     NODATA = "nodata"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RunRec:
-    """A run as the engine sees it."""
+    """A run as the engine sees it.
+
+    Treated as immutable (nothing assigns to a run once made; its metrics and
+    provenance may be shared between runs that recorded the same), but not
+    frozen: an investigation may hold a hundred thousand runs, and a frozen
+    dataclass costs a guarded ``__setattr__`` per field to build.  Slots keep
+    each run small.  Runs compare by value (not ``seq``), and are not hashable."""
 
     run_id: str
     config: str
@@ -51,7 +58,7 @@ class RunRec:
     key: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "key", f"{self.run_id}/{self.config}")
+        self.key = f"{self.run_id}/{self.config}"
 
 
 @dataclass(frozen=True)
@@ -68,14 +75,14 @@ class EvidenceItem:
     rule: str  # rule id, "predicts:<recipe>", "manual", "parent:<id>"
     verdict: str  # rules_out | confirms | supports | inconclusive
     reason: str
-    runs: tuple[str, ...] = ()
+    runs: Sequence[str] = ()  # a tuple, or Keys when read back from a stored piece
     flags: tuple[str, ...] = ()
     summary: str = ""  # the reason in a few words, for the elimination summary
     needed: tuple[str, ...] = ()  # for a can't-tell reading: what would decide it
 
     @cached_property
     def key(self) -> str:
-        runs = ",".join(self.runs)
+        runs = self.runs.joined(",") if isinstance(self.runs, Keys) else ",".join(self.runs)
         if len(self.runs) > 20:  # a summary of many runs: their digest, not thousands of keys
             import hashlib
 
@@ -209,7 +216,7 @@ class Evaluation:
     confounds: list[Confound] = field(default_factory=list)
     # open children of a confirmed parent: the next level to decide
     next_level: dict[str, list[str]] = field(default_factory=dict)
-    invalid: dict[str, str] = field(default_factory=dict)  # run key -> why it decides nothing
+    invalid: Mapping[str, str] = field(default_factory=dict)  # run key -> why it decides nothing (in the order recorded)
 
 
 

@@ -41,8 +41,17 @@ class RunSource(Protocol):
     def fingerprint(self, token: Token) -> str:
         """What the runs a token names are now, as a short text ("" for none)."""
 
+    def holds(self, token: Token, fingerprint: str) -> bool:
+        """Whether the runs a token names still have ``fingerprint`` (a source may know
+        without working out the fingerprint anew)."""
+
     def order(self, run: RunRec) -> int:
         """A run's place in the order recorded."""
+
+    def appended(self, config: str, fingerprint: str) -> Optional[list[RunRec]]:
+        """The config's runs recorded since its runs had ``fingerprint``, in the order
+        recorded, when those runs are unchanged otherwise; None when they are not (or
+        the source cannot tell)."""
 
 
 def with_keys(config: str, keys: Sequence[str]) -> Token:
@@ -106,5 +115,22 @@ class ListSource:
                 runs = [r for r in self.config(config) if all(k in r.provenance for k in keys)]
             else:
                 runs = self._runs if kind == "*" else self.config(name) if kind == "c" else self.run_id(name)
-            fp = self._fps[token] = digest([(self.order(r), repr(r)) for r in runs]) if runs else ""
+            fp = self._fps[token] = self._digest(runs) if runs else ""
+            if kind == "c" and runs:  # with the count: what ``appended`` checks the first runs against
+                fp = self._fps[token] = f"{len(runs)}:{fp}"
         return fp
+
+    def holds(self, token: Token, fingerprint: str) -> bool:
+        return self.fingerprint(token) == fingerprint
+
+    def _digest(self, runs: Sequence[RunRec]) -> str:
+        return digest([(self.order(r), repr(r)) for r in runs])
+
+    def appended(self, config: str, fingerprint: str) -> Optional[list[RunRec]]:
+        runs = self.config(config)
+        count, _, was = fingerprint.partition(":")
+        if not fingerprint:
+            return list(runs)
+        if not count.isdigit() or int(count) > len(runs) or self._digest(runs[:int(count)]) != was:
+            return None
+        return runs[int(count):]

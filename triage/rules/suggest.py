@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from triage.rules.context import Context, _run_order, num
+from triage.rules.context import Context, num
 from triage.rules.discriminate import with_rules
 from triage.rules.facts import facts
 from triage.rules.evidence import _prediction_condition
@@ -148,8 +148,12 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
         preds = _prediction_states(recipe, by_rule.get(f"predicts:{recipe.id}", []), valid, ctx)
         per = tuple((h, word) for h, word, _ in preds)
         waiting = tuple(dict.fromkeys(c for h, _, waits in preds if h in undecided for c in waits))
-        cant = [e for e in items if e.counts and e.verdict == "inconclusive" and "invalid-run" not in e.flags
-                and set(e.runs) & set(valid) and e.hypothesis in undecided]
+        cant, valid_set = [], None  # its valid runs as a set, made once if an item needs it
+        for e in items:
+            if e.counts and e.verdict == "inconclusive" and "invalid-run" not in e.flags and e.hypothesis in undecided:
+                valid_set = set(valid) if valid_set is None else valid_set
+                if not valid_set.isdisjoint(e.runs):
+                    cant.append(e)
         if cant:
             needed = tuple(dict.fromkeys(n for e in cant for n in e.needed))
             out.append(RecipeState(recipe.id, "cant-tell", keys, valid, cant[0].summary, needed,
@@ -318,15 +322,6 @@ def fill_command(template: Optional[str], ids: Sequence[str]) -> Optional[str]:
     if "{ids}" in template:
         return template.replace("{ids}", ",".join(ids))
     return "\n".join(template.replace("{id}", i) for i in ids)
-
-
-def _trailing_invalid(runs: Sequence[RunRec], ctx: Context) -> int:
-    k = 0
-    for r in sorted(runs, key=_run_order, reverse=True):
-        if ctx.invalid_reason(r) is None:
-            break
-        k += 1
-    return k
 
 
 def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bisects: Sequence[BisectState],

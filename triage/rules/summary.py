@@ -9,7 +9,7 @@ their count and the first run ids.  A group of one reads as it always did.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 #: Run ids a summary names before "…".
 NAMED = 3
@@ -25,7 +25,12 @@ def group(entries: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], list
 
 def head(ids: list[str], config: str, short: Callable[[str], str], prefix: str = "") -> str:
     """``12345 (cfg)`` for one run, ``12 runs of cfg (1, 2, 3, …)`` for several."""
-    if len(ids) == 1:
-        return f"{prefix}{ids[0]} ({short(config)})"
-    named = ", ".join(ids[:NAMED]) + (", …" if len(ids) > NAMED else "")
-    return f"{len(ids):,} runs of {short(config)} ({named})"
+    return head_of(len(ids), ids[:NAMED], config, short, prefix)
+
+
+def head_of(count: int, first: Sequence[str], config: str, short: Callable[[str], str], prefix: str = "") -> str:
+    """:func:`head` from the count of runs and the first ``NAMED`` of their ids."""
+    if count == 1:
+        return f"{prefix}{first[0]} ({short(config)})"
+    named = ", ".join(first[:NAMED]) + (", …" if count > NAMED else "")
+    return f"{count:,} runs of {short(config)} ({named})"

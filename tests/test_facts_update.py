@@ -1,0 +1,95 @@
+"""What a config's runs say, updated from runs added since instead of worked out from all of them.
+
+After ``add-run`` the evaluation updates the stored facts of the new run's
+config from that run alone (``triage.rules.facts.updated``) when it is the
+newest of the config's runs or has no time; anything else (a run older than
+the newest, a change to an earlier run) works them out from every run.  The
+update must give, to the byte, what working them out again gives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from triage.rules.context import Context
+from triage.rules.facts import FACTS, config_facts, updated
+from triage.rules.keys import Keys
+from triage.rules.source import ListSource
+from tests.test_incremental import INV, RUNS
+
+CONFIG = "kimik26-fp8-1k1k-1p1d"
+BASE = [r for r in RUNS if r.config == CONFIG]
+
+run = st.tuples(
+    st.sampled_from(["newest", "none", "tie", "older"]),
+    st.sampled_from(["passed", "failed", "crashed", "error", "excluded"]),
+    st.sampled_from([0.86, 0.879, 0.9, 0.93, 0.944, 0.95, 93.0]),
+    st.sampled_from([{}, {"image": "a"}, {"image": "b"}, {"image": "a", "sha": "1"}, {"sha": "1", "image": "a"}]),
+    st.booleans(),  # a known failure
+    st.sampled_from([None, 1319, 200]),
+)
+
+
+def _run(i: int, spec: tuple, before: list):
+    when, status, value, prov, sig, n = spec
+    times = sorted(r.time for r in before if r.time)
+    time = {"newest": f"2027-01-01T00:00:{i % 60:02d}+00:00" if not times else _after(times[-1]),
+            "none": None, "tie": times[-1] if times else None,
+            "older": "2020-01-01T00:00:00+00:00"}[when]
+    excluded = status == "excluded"
+    status = "failed" if excluded else status
+    metrics = {} if status in ("crashed", "error") else {"gsm8k": (value, n), **({"ttft": (1.5, None)} if i % 3 else {})}
+    return replace(BASE[0], run_id=f"new-{i}", status=status, metrics=metrics, provenance=dict(prov), time=time,
+                   excluded=excluded, excluded_reason="drained" if excluded else None,
+                   signature="init-abort" if sig and status in ("crashed", "error") else None, note=None)
+
+
+def _after(time: str) -> str:
+    return f"{int(time[:4]) + 1}{time[4:]}"  # a year later
+
+
+def _facts(runs: list, config: str = CONFIG):
+    ctx = Context(replace(INV, runs=runs, source=ListSource(runs)))
+    return ctx, FACTS.decode(FACTS.encode(config_facts(config, ctx)))  # as stored and read back
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, len(BASE)), st.lists(run, min_size=1, max_size=6))
+def test_an_update_is_what_all_the_runs_say(keep: int, added: list) -> None:
+    others = [r for r in RUNS if r.config != CONFIG]
+    before = others + BASE[:keep]
+    new: list = []
+    for i, spec in enumerate(added):
+        new.append(_run(i, spec, [r for r in before + new if r.config == CONFIG]))
+    _, old = _facts(before)
+    ctx, whole = _facts(before + new)
+    got = updated(old, new, ctx)
+    mine = [r for r in before if r.config == CONFIG]
+    simple = True  # each new run the newest so far (strictly) or without a time
+    for r in new:
+        newest = max((x.time for x in mine if x.time), default=None)
+        simple = simple and (r.time is None or newest is None or r.time > newest)
+        mine.append(r)
+    if simple:
+        assert got is not None
+    if got is not None:
+        assert FACTS.encode(got) == FACTS.encode(whole)
+
+
+def test_a_run_older_than_the_newest_is_worked_out_from_all_runs() -> None:
+    timed = RUNS + [_run(0, ("newest", "passed", 0.9, {}, False, 1319), BASE)]
+    _, old = _facts(timed)
+    for when in ("older", "tie"):
+        late = _run(1, (when, "passed", 0.9, {}, False, 1319), [r for r in timed if r.config == CONFIG])
+        ctx, _ = _facts(timed + [late])
+        assert updated(old, [late], ctx) is None, when
+
+
+def test_the_facts_keep_every_key_as_one_text() -> None:
+    _, f = _facts(RUNS)
+    assert isinstance(f.keys, Keys) and isinstance(f.valid, Keys)
+    assert list(f.keys) == [k for k in f.keys.text.split("\x00")] and len(f.keys) == len(BASE)
+    assert f.keys[-1] == list(f.keys)[-1] and f.keys[:2] == tuple(list(f.keys)[:2])

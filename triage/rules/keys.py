@@ -1,0 +1,181 @@
+"""Run keys kept as one text: the long lists an evaluation's stored pieces hold.
+
+What a config's runs say names every one of its runs, and an evidence item
+about a config pooled over thousands of repeats names each of them.  Stored
+and read back as one list of texts each, a knowledge base of a hundred
+thousand runs spends most of an incremental evaluation making strings that
+nothing looks at.  :class:`Keys` is such a list as one text (keys joined by
+NUL, which no run id or config may hold): it reads back as a single string,
+and is split only when something goes through it one key at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
+
+SEP = "\x00"  # never part of a key: the knowledge base refuses a NUL in any text
+
+
+class Keys(Sequence[str]):
+    """An immutable sequence of run keys, equal to the tuple of the same keys."""
+
+    __slots__ = ("text", "_items", "_len")
+
+    def __init__(self, text: str = "", count: Optional[int] = None) -> None:
+        self.text = text  # the keys joined by SEP ("" for none)
+        self._items: Optional[tuple[str, ...]] = None
+        self._len = count
+
+    @classmethod
+    def of(cls, keys: Iterable[str]) -> Keys:
+        if isinstance(keys, Keys):
+            return keys
+        items = tuple(keys)
+        made = cls(SEP.join(items), len(items))
+        made._items = items
+        return made
+
+    def _all(self) -> tuple[str, ...]:
+        if self._items is None:
+            self._items = tuple(self.text.split(SEP)) if self.text else ()
+        return self._items
+
+    def __len__(self) -> int:
+        if self._len is None:
+            self._len = len(self._items) if self._items is not None else (
+                self.text.count(SEP) + 1 if self.text else 0)
+        return self._len
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[str, tuple[str, ...]]:
+        if self._items is None and isinstance(i, int) and i in (0, -1) and self.text:
+            # the first or the newest key, without splitting thousands
+            return self.text.partition(SEP)[0] if i == 0 else self.text.rpartition(SEP)[2]
+        if (self._items is None and isinstance(i, slice) and i.step is None and (i.start or 0) == 0
+                and i.stop is not None and 0 <= i.stop < 64):
+            return tuple(self.text.split(SEP, i.stop)[:i.stop]) if self.text else ()
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or not self.text or SEP in key:
+            return False
+        if self._items is not None:
+            return key in self._items
+        text, n = self.text, len(key)
+        at = text.find(key)
+        while at != -1:  # a whole key: bounded by the text's ends or by separators
+            if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):
+                return True
+            at = text.find(key, at + 1)
+        return False
+
+    def joined(self, sep: str) -> str:
+        """The keys joined by ``sep`` (``sep.join(keys)``) without splitting them."""
+        return self.text.replace(SEP, sep)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, Keys):
+            return self.text == other.text
+        if isinstance(other, (tuple, list)):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __add__(self, other: Sequence[str]) -> tuple[str, ...]:
+        return self._all() + tuple(other)
+
+    def __radd__(self, other: Sequence[str]) -> Any:
+        return type(other)(other) + type(other)(self._all()) if isinstance(other, (list, tuple)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Keys({self._all()!r})"
+
+
+def keys_text(keys: Sequence[str]) -> str:
+    """How a sequence of keys is stored: one text."""
+    return keys.text if isinstance(keys, Keys) else SEP.join(keys)
+
+
+class Invalid(Sequence[tuple[int, str, str]]):
+    """A config's runs that decide nothing: (place in the order recorded, key, why in
+    brief) each, kept as three texts and split when first gone through."""
+
+    __slots__ = ("orders", "keys", "whys", "_items")
+
+    def __init__(self, orders: str = "", keys: Optional[Keys] = None, whys: Optional[Keys] = None) -> None:
+        self.orders, self.keys, self.whys = orders, keys or Keys(), whys or Keys()
+        self._items: Optional[tuple[tuple[int, str, str], ...]] = None
+
+    @classmethod
+    def of(cls, entries: Iterable[tuple[int, str, str]]) -> Invalid:
+        items = tuple(entries)
+        made = cls(",".join(str(o) for o, _, _ in items), Keys.of(k for _, k, _ in items),
+                   Keys.of(w for _, _, w in items))
+        made._items = items
+        return made
+
+    def _all(self) -> tuple[tuple[int, str, str], ...]:
+        if self._items is None:
+            orders = [int(x) for x in self.orders.split(",")] if self.orders else []
+            self._items = tuple(zip(orders, self.keys, self.whys))
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[tuple[int, str, str]]:
+        return iter(self._all())
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, Invalid):
+            return (self.orders, self.keys, self.whys) == (other.orders, other.keys, other.whys)
+        return self._all() == tuple(other) if isinstance(other, (tuple, list)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Invalid({self._all()!r})"
+
+
+class InvalidRuns(Mapping[str, str]):
+    """Run key -> why it decides nothing, over every config, in the order recorded;
+    merged from the configs' :class:`Invalid` when first looked at (an evaluation
+    whose caller shows no runs never needs it)."""
+
+    def __init__(self, parts: Sequence[Sequence[tuple[int, str, str]]]) -> None:
+        self._parts = parts
+        self._map: Optional[dict[str, str]] = None
+
+    def _all(self) -> dict[str, str]:
+        if self._map is None:
+            entries = sorted((x for part in self._parts for x in part), key=lambda x: x[0])
+            self._map = {key: why for _, key, why in entries}
+        return self._map
+
+    def __getitem__(self, key: str) -> str:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._all()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._all().get(key, default)
