@@ -22,6 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import compile_bytecode  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TRIAGE = str(BIN / "triage")
@@ -40,6 +44,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
+    compile_bytecode()
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(ROOT / "rules", Path(tmp) / "rules")
         subprocess.run([TRIAGE, "import", str(ROOT / "examples" / "kimik26-disagg.runs.jsonl")], cwd=tmp, check=True,

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import print_rows, verdict  # noqa: E402
+from common import compile_bytecode, print_rows, verdict  # noqa: E402
 
 
 def build(out: Path, runs: int, investigations: int = 1, others_runs: int = 100) -> Path:
@@ -125,6 +125,7 @@ def main() -> int:
     a = ap.parse_args()
     n = 1 if a.quick else a.pairs
     os.environ.setdefault("TRIAGE_CACHE", str(OUT / "cache"))
+    compile_bytecode()
     sizes = [1_000] if a.quick else [1_000, 10_000, 100_000]
     rows, failures, results = [], [], {}
     floor = lambda: FLOOR  # noqa: E731

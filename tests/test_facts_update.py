@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from triage.rules.context import Context
 from triage.rules.facts import FACTS, config_facts, updated
-from triage.rules.keys import Keys
+from triage.rules.keys import Keys, keys_text
 from triage.rules.source import ListSource
 from tests.test_incremental import INV, RUNS
 
@@ -93,3 +93,13 @@ def test_the_facts_keep_every_key_as_one_text() -> None:
     assert isinstance(f.keys, Keys) and isinstance(f.valid, Keys)
     assert list(f.keys) == [k for k in f.keys.text.split("\x00")] and len(f.keys) == len(BASE)
     assert f.keys[-1] == list(f.keys)[-1] and f.keys[:2] == tuple(list(f.keys)[:2])
+
+
+@given(st.lists(st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=1),
+                min_size=0, max_size=5), st.text(st.characters(blacklist_characters="\x00",
+                                                               blacklist_categories=("Cs",)), min_size=1))
+def test_a_configs_keys_are_stored_as_their_ids_and_read_back_whole(ids: list, config: str) -> None:
+    from triage.rules.facts import _ids, _keys
+
+    keys = [f"{i}/{config}" for i in ids]
+    assert tuple(_keys(_ids(keys_text(keys), config), config)) == tuple(keys)

@@ -98,10 +98,18 @@ class DbSource:
         return sorted(runs, key=lambda r: order[r.seq])
 
     def appended(self, config: str, fingerprint: str) -> Optional[list[RunRec]]:
-        """The runs recorded since ``fingerprint`` (``count:largest key:newest
-        write:sum of write times``): those with a larger key, when the count and the
-        sum of write times then add up (no run before them was written again, or
-        deleted)."""
+        """The runs recorded since the config's runs had ``fingerprint``: those with a
+        larger key, when no run before them was written again or deleted."""
+        top = self._since(config, fingerprint)
+        if top is None:
+            return None
+        return run_records(self._s, self._iid, config=config, where=lambda t: t.c.pk > top)
+
+    def _since(self, config: str, fingerprint: str) -> Optional[int]:
+        """The largest key of the config's runs when they had ``fingerprint``
+        (``count:largest key:newest write:sum of write times``), if the runs since
+        are only new ones: the runs with a larger key make up the count and the sum
+        of write times; else None."""
         if config not in self._fps:
             return None
         count, top, was = 0, 0, Decimal(0)
@@ -116,7 +124,7 @@ class DbSource:
         now_count, now_times = self._now[config]
         if count + added != now_count or was + _number(repr(added_times or 0)) != _number(repr(now_times)):
             return None
-        return run_records(self._s, self._iid, config=config, where=lambda t: t.c.pk > top)
+        return top
 
     def count(self) -> int:
         return sum(int(fp.split(":", 1)[0]) for fp in self._fps.values())
@@ -155,9 +163,17 @@ class DbSource:
         the config's fingerprint is the one they were read with, they are as they were,
         without a query."""
         if token[0] == "p" and "|" in fingerprint:
-            config, _ = config_and_keys(token)
-            if fingerprint.partition("|")[0] == self._fps.get(config):
+            config, keys = config_and_keys(token)
+            was = fingerprint.partition("|")[0]
+            if was == self._fps.get(config):
                 return True
+            top = self._since(config, was)
+            if top is not None:  # only new runs since: unchanged unless one of them recorded the keys
+                t = m.Run.__table__
+                q = select(func.count()).where(t.c.investigation_id == self._iid, t.c.config == config,
+                                               t.c.pk > top, *(t.c.provenance[k].as_string().isnot(None) for k in keys))
+                if self._s.execute(q).scalar() == 0:
+                    return True
             return self.fingerprint(token).partition("|")[2] == fingerprint.partition("|")[2]
         return self.fingerprint(token) == fingerprint
 

@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 
 from triage.rules import summary
 from triage.rules.context import Context, _run_order
-from triage.rules.keys import Invalid, Keys, keys_text
+from triage.rules.keys import SEP, Invalid, Keys, keys_text
 from triage.rules.memo import Codec
 from triage.rules.readings import Group, repeat_groups, repeat_warnings
 from triage.rules.records import RunRec
@@ -204,8 +204,9 @@ def _encode(f: ConfigFacts) -> list:
     # The long lists (every run's key, every invalid run) as texts: read back, they are
     # split only if something goes through them (see triage.rules.keys).
     inv = f.invalid if isinstance(f.invalid, Invalid) else Invalid.of(f.invalid)
-    return [f.config, keys_text(f.keys), keys_text(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
-            list(f.valid_metrics), list(f.valid_ns), [inv.orders, inv.keys.text, inv.whys.text],
+    ids = lambda keys: _ids(keys_text(keys), f.config)  # noqa: E731
+    return [f.config, ids(f.keys), ids(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
+            list(f.valid_metrics), list(f.valid_ns), [inv.orders, ids(inv.keys), inv.whys.text],
             [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
             [[name, list(first)] for name, first in f.unscaled],
             [[list(kv) for kv in p] for p in f.provenances], list(f.valid_provenance),
@@ -219,13 +220,24 @@ def _decode(row: Sequence[Any]) -> ConfigFacts:
      unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid) = row
     orders, invalid_keys, whys = invalid
     return ConfigFacts(
-        config, Keys(keys), Keys(valid), newest_why, newest_blocker, trailing, tuple(metrics), tuple(ns),
-        Invalid(orders, Keys(invalid_keys), Keys(whys)), tuple(map(tuple, inconclusive)), tuple(map(tuple, repeats)),
+        config, _keys(keys, config), _keys(valid, config), newest_why, newest_blocker, trailing, tuple(metrics),
+        tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)), tuple(map(tuple, repeats)),
         tuple((name, tuple(first)) for name, first in unscaled),
         tuple(tuple(map(tuple, p)) for p in provenances), tuple(valid_provenance),
         tuple((w, first, count, tuple(ids)) for w, first, count, ids in said),
         tuple((tuple(map(tuple, prov)), first, tuple(lo), tuple(hi)) for prov, first, lo, hi in groups),
         newest_time, untimed, untimed_valid)
+
+
+def _ids(text: str, config: str) -> str:
+    """A config's run keys (``id/config``, joined) as their ids: a third of the text to store."""
+    suffix = f"/{config}"
+    return text[:-len(suffix)].replace(suffix + SEP, SEP) if text else ""
+
+
+def _keys(ids: str, config: str) -> Keys:
+    suffix = f"/{config}"
+    return Keys(ids.replace(SEP, suffix + SEP) + suffix if ids else "")
 
 
 FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)

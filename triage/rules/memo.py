@@ -156,10 +156,6 @@ def _row(obj: Any) -> list:
     return [list(v) if isinstance(v, tuple) else v for v in (getattr(obj, n) for n in names)]
 
 
-def _unrow(cls: type, row: Sequence[Any]) -> Any:
-    return cls(*(_tuples(v) for v in row))
-
-
 def _evidence_row(e: EvidenceItem) -> list:
     row = _row(e)
     row[4] = keys_text(e.runs)  # the runs it names, as one text (see triage.rules.keys)
@@ -178,14 +174,25 @@ CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [_row(c) for c in items],
                                          lambda rows: [Confound(*r) for r in rows])
 
 
+def _point_row(p: PointState) -> list:
+    row = _row(p)
+    row[2] = keys_text(p.runs)  # a point's runs, as one text
+    return row
+
+
+def _point(row: Sequence[Any]) -> PointState:
+    label, state, runs, *rest = row
+    return PointState(label, state, Keys(runs), *(_tuples(v) for v in rest))
+
+
 def _bisect_row(b: BisectState) -> list:
     row = _row(b)
-    row[3] = [_row(p) for p in b.points]
+    row[3] = [_point_row(p) for p in b.points]
     return row
 
 
 def _bisect(row: Sequence[Any]) -> BisectState:
-    points = tuple(_unrow(PointState, p) for p in row[3])
+    points = tuple(_point(p) for p in row[3])
     return BisectState(*(points if i == 3 else _tuples(v) for i, v in enumerate(row)))
 
 

@@ -98,7 +98,7 @@ class EvidenceItem:
 class PointState:
     label: str
     state: str  # good | bad | untested | skipped | unknown | no_number | flaky
-    runs: tuple[str, ...] = ()
+    runs: Sequence[str] = ()  # a tuple, or Keys when read back from a stored piece
     reason: str = ""
     value: Optional[float] = None  # the measured metric (pooled over the point's valid runs)
     needed: tuple[str, ...] = ()  # for a can't-tell point: what would decide it

@@ -1,0 +1,40 @@
+"""Keys: run keys kept as one text behave as the tuple of those keys."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from triage.rules.keys import Invalid, InvalidRuns, Keys
+
+key = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=1, max_size=8)
+
+
+@given(st.lists(key, max_size=8), key, st.integers(-10, 10), st.integers(0, 70))
+def test_keys_read_as_their_tuple(keys: list, probe: str, i: int, stop: int) -> None:
+    for made in (Keys.of(keys), Keys("\x00".join(keys))):  # made from a list, or read back as text
+        t = tuple(keys)
+        assert len(made) == len(t) and tuple(made) == t and made == t and made == list(keys)
+        assert hash(made) == hash(t)
+        assert (probe in made) == (probe in t) and all(k in Keys("\x00".join(keys)) for k in t)
+        assert made[:stop] == t[:stop] and made[1:3] == t[1:3]
+        if t:
+            assert made[0] == t[0] and made[-1] == t[-1] and made[i % len(t)] == t[i % len(t)]
+        assert made.joined(",") == ",".join(t)
+        assert [*made] + ["x"] == [*t, "x"]
+
+
+def test_a_key_inside_another_is_not_contained() -> None:
+    made = Keys("\x00".join(["ab/c", "b/cd"]))
+    assert "b/c" not in made and "ab/c" in made and "b/cd" in made and "ab" not in made
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 50), key, key), max_size=4), max_size=4))
+def test_invalid_runs_merge_in_the_order_recorded(parts: list) -> None:
+    stored = [Invalid(",".join(str(o) for o, _, _ in p), Keys.of(k for _, k, _ in p), Keys.of(w for _, _, w in p))
+              for p in parts]
+    assert [list(s) for s in stored] == parts
+    merged = InvalidRuns(stored)
+    want = {k: w for _, k, w in sorted((x for p in parts for x in p), key=lambda x: x[0])}
+    assert list(merged.items()) == list(want.items()) and len(merged) == len(want)
+    assert all(merged.get(k) == w and k in merged for k, w in want.items())
