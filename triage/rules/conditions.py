@@ -236,8 +236,9 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
             ref, rlabel = ctx.refs.get(target, (None, target))
         else:
             runs = [r for r in ctx.select(target) if ctx.invalid_reason(r) is None and ctx.has_metric(r, metric)]
-            own = [r for r in runs if r.key in keys]
-            runs = [r for r in runs if r.key not in keys]
+            compared = set(keys)
+            own = [r for r in runs if r.key in compared]
+            runs = [r for r in runs if r.key not in compared]
             if not runs:
                 what = ctx.label(ctx.select(target)) or "the other runs"
                 if own:
@@ -246,7 +247,7 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
             ref = ctx.measure(runs, metric)
             assert ref is not None
             rlabel = f"{ctx.label(runs)} {fmt(ref.value)}"
-            keys.extend(r.key for r in runs if r.key not in keys)
+            keys.extend(dict.fromkeys(r.key for r in runs))  # none of them is among the compared runs
         if ref is None:
             return None, rlabel, None
         c = stats.compare(m, ref, margin=margin_for(ref) if use_margin else None, tolerance=ctx.tolerance,
