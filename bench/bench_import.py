@@ -115,7 +115,8 @@ def fresh_kb(where: Path) -> str:
         p.unlink()
     triage = Path(sys.executable).parent / "triage"
     subprocess.run([str(triage), "--db", str(db), "check"], cwd=where, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([str(triage), "--db", str(db), "runs", "list", "--pr", "30433"], cwd=where, check=True,
+    # a command that may start a knowledge base: it loads the rule files into it
+    subprocess.run([str(triage), "--db", str(db), "signatures", "list"], cwd=where, check=True,
                    stdout=subprocess.DEVNULL)
     return f"sqlite:///{db}"
 

@@ -61,6 +61,45 @@ def test_report_shows_the_newest_50_runs_by_default_and_all_on_request(cli, seed
     assert len(exported) == 73  # export: always every run
 
 
+def test_confounded_runs_are_listed_up_to_50_and_said_once(cli, seeded: Path, tmp_path: Path) -> None:
+    """Each run of a recipe whose provenance differs from its base is a confound: the JSON
+    lists the first 50 and says how many there are; the warning says the difference once."""
+    template = next(json.loads(x) for x in EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines()
+                    if '"29058233535"' in x)
+    more = tmp_path / "confounded.jsonl"
+    more.write_text("".join(json.dumps({**template, "run_id": f"77{k:04d}", "url": None}) + "\n" for k in range(79)),
+                    encoding="utf-8")
+    assert cli("import", str(more)).code == 0
+    doc = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    assert len(doc["confounds"]) == 50 and doc["confounds_total"] == 80
+    assert doc["confounds"][0]["run_id"] == "29058233535" and {c["key"] for c in doc["confounds"]} == {"image"}
+    said = [w["message"] for w in doc["warnings"] if w["kind"] == "confound"]
+    assert len(said) == 1 and said[0].startswith("80 runs of 1p1d-srt67361ff (29058233535, 770000, 770001, …): image is")
+    whole = json.loads(cli("report", "--pr", PR, "--format", "json", "--full").out)
+    assert whole == doc
+    single = json.loads(cli("report", "--pr", PR, "--format", "json", "--runs", "all").out)
+    assert "confounds_total" in single  # paging the runs does not page the confounds
+
+
+def test_runs_that_each_differ_from_their_base_in_their_own_value_are_one_warning(cli, seeded: Path,
+                                                                                  tmp_path: Path) -> None:
+    """A sha per commit: every run of the recipe differs from the base in a value of its
+    own; the warning says the difference once, with how many values and the first."""
+    template = next(json.loads(x) for x in EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines()
+                    if '"29058233535"' in x)
+    more = tmp_path / "shas.jsonl"
+    more.write_text("".join(json.dumps({**template, "run_id": f"78{k:04d}", "url": None,
+                                        "provenance": {**template["provenance"], "image": f"img-{k}"}}) + "\n"
+                            for k in range(30)), encoding="utf-8")
+    assert cli("import", str(more)).code == 0
+    doc = json.loads(cli("report", "--pr", PR, "--format", "json").out)
+    said = [w["message"] for w in doc["warnings"] if w["kind"] == "confound"]
+    assert said == ["31 runs of 1p1d-srt67361ff (29058233535, 780000, 780001, …): image is one of 31 values "
+                    "(latest, img-0, img-1, …), its base 1p1d-dev29855 (pr29855-dev) ran "
+                    "v0.5.13.post1-rocm720-mi35x-20260623; the recipe does not declare image"]
+    assert len(doc["confounds"]) == 31 and "confounds_total" not in doc
+
+
 def test_runs_flag_refuses_what_is_not_a_count(cli, seeded: Path) -> None:
     r = cli("report", "--pr", PR, "--runs", "many")
     assert r.code == 2 and "--runs many" in r.err and "Traceback" not in r.err

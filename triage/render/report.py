@@ -57,6 +57,9 @@ RECIPE_STATE_WORDS = {"never-run": "not run yet", "no-valid-run": "no valid run"
 
 RUN_REFS = 20  # the runs one piece of evidence or one bisect point names, then "+N more"
 DEFAULT_RUNS = 50  # the newest runs the runs table shows unless ``--runs`` says otherwise
+#: Confounded runs the JSON lists (each run of a recipe whose provenance differs from its
+#: base is one); the warnings say each difference once, with its count.
+CONFOUNDS_SHOWN = 50
 
 
 def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
@@ -254,7 +257,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "next_level": next_level,
         "confounds": [{"run_id": c.run.partition("/")[0], "config": c.run.partition("/")[2], "recipe": c.recipe,
                        "key": c.key, "value": c.value, "base_value": c.base_value, "base_run": c.base_run,
-                       "declared": c.declared} for c in ev.confounds],
+                       "declared": c.declared} for c in ev.confounds[:CONFOUNDS_SHOWN]],
+        "confounds_total": len(ev.confounds),
         "similar": similar or [],
         # grouped for reading (each thing said once); JSON keeps the engine's list
         "warnings": digest.group_warnings(list(ev.warnings), index, dict(getattr(bundle, "signatures", {}) or {}),
@@ -492,6 +496,8 @@ def to_json(model: dict) -> str:
         out["since"] = model["since"]
     if model.get("runs_total", 0) > len(model["runs"]):
         out["runs_total"] = model["runs_total"]
+    if model.get("confounds_total", 0) > len(model["confounds"]):
+        out["confounds_total"] = model["confounds_total"]
     return jsonout.dumps(out) + "\n"
 
 

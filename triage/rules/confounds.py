@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
+from triage.rules import summary
 from triage.rules.context import Context, _run_order, num
 from triage.rules.records import (
     Confound,
     RunRec,
+    Warning_,
 )
 from triage.rules.schema import RecipeSpec
 
@@ -78,3 +80,20 @@ def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
     return [Confound(run, recipe.id, key, value, base_value, base_run=base_key, declared=want)
             for run, i in zip(own.valid, own.valid_provenance)
             for key, value, base_value, base_key, want in said[i]]
+
+
+def confound_warnings(confounds: Sequence[Confound], ctx: Context) -> list[Warning_]:
+    """One warning per config and difference, with how many runs it holds for: runs of a
+    recipe that differ from its base in one key are said once, whether they recorded one
+    value of it or each their own (a sha per commit: then the count of values and the first)."""
+    groups: dict[tuple, tuple[list[str], dict[str, None], Confound]] = {}
+    for c in confounds:
+        run_id, _, config = c.run.partition("/")
+        key = (config, c.recipe, c.key, c.base_value, c.base_run, c.declared)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ([], {}, c)
+        group[0].append(run_id)
+        group[1].setdefault(c.value, None)
+    return [Warning_("confound", f"{summary.head(ids, config, ctx.short, 'run ')}: {first.what(ctx, list(values))}")
+            for (config, *_), (ids, values, first) in groups.items()]

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from triage.rules import summary
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
-from triage.rules.confounds import base_run, confounds_of
+from triage.rules.confounds import base_run, confound_warnings, confounds_of
 from triage.rules.context import Context, num
 from triage.rules.discriminate import exclusive_conflicts, undistinguished
 from triage.rules.evidence import (
@@ -162,11 +161,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     for name, (m, label) in ctx.refs.items():
         if m is None:
             warnings.append(Warning_("reference", f"reference `{name}` has no value yet: {label}"))
-    # One warning for runs of one config that say the same thing.
-    said = summary.group((c.run.partition("/")[0], c.run.partition("/")[2], c.message(ctx).partition("): ")[2])
-                         for c in confounds)
-    for (config, what), ids in said.items():
-        warnings.append(Warning_("confound", f"{summary.head(ids, config, ctx.short, 'run ')}: {what}"))
+    warnings += confound_warnings(confounds, ctx)
     warnings += [Warning_("repeats", w) for _, w in sorted((x for f in per_config for x in f.repeats), key=_first)]
     warnings += [Warning_("noise", w) for w in ctx.warnings]
     warnings += [Warning_("inconclusive-run", w)

@@ -209,9 +209,10 @@ def _encode(f: ConfigFacts) -> list:
             list(f.valid_metrics), list(f.valid_ns), [inv.orders, ids(inv.keys), inv.whys.text],
             [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
             [[name, list(first)] for name, first in f.unscaled],
-            [[list(kv) for kv in p] for p in f.provenances], list(f.valid_provenance),
+            # a provenance as an object (its pairs in order): one per valid run when each records its own
+            [dict(p) for p in f.provenances], list(f.valid_provenance),
             [[w, first, count, list(ids)] for w, first, count, ids in f.said],
-            [[[list(kv) for kv in prov], first, list(lo), list(hi)] for prov, first, lo, hi in f.groups],
+            [[dict(prov), first, *lo, *hi] for prov, first, lo, hi in f.groups],
             f.newest_time, f.untimed, f.untimed_valid]
 
 
@@ -221,11 +222,13 @@ def _decode(row: Sequence[Any]) -> ConfigFacts:
     orders, invalid_keys, whys = invalid
     return ConfigFacts(
         config, _keys(keys, config), _keys(valid, config), newest_why, newest_blocker, trailing, tuple(metrics),
-        tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)), tuple(map(tuple, repeats)),
+        tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)),
+        tuple(map(tuple, repeats)),
         tuple((name, tuple(first)) for name, first in unscaled),
-        tuple(tuple(map(tuple, p)) for p in provenances), tuple(valid_provenance),
+        tuple(tuple(p.items()) for p in provenances), tuple(valid_provenance),
         tuple((w, first, count, tuple(ids)) for w, first, count, ids in said),
-        tuple((tuple(map(tuple, prov)), first, tuple(lo), tuple(hi)) for prov, first, lo, hi in groups),
+        tuple((tuple(prov.items()), first, (lo_id, lo_v, lo_n), (hi_id, hi_v, hi_n))
+              for prov, first, lo_id, lo_v, lo_n, hi_id, hi_v, hi_n in groups),
         newest_time, untimed, untimed_valid)
 
 

@@ -170,7 +170,8 @@ def _evidence(row: Sequence[Any]) -> EvidenceItem:
 EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_evidence_row(e) for e in items],
                                             lambda rows: [_evidence(r) for r in rows])
 # A confound is texts only: its row is its fields, in order.
-CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [_row(c) for c in items],
+CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [[c.run, c.recipe, c.key, c.value, c.base_value, c.base_run,
+                                                           c.declared] for c in items],
                                          lambda rows: [Confound(*r) for r in rows])
 
 

@@ -137,12 +137,20 @@ class Confound:
 
     def message(self, ctx: "Context") -> str:
         run_id, _, config = self.run.partition("/")
-        head = f"run {run_id} ({ctx.short(config)})"
+        return f"run {run_id} ({ctx.short(config)}): {self.what(ctx)}"
+
+    def what(self, ctx: "Context", values: Sequence[str] = ()) -> str:
+        """What differs, without naming the run: the same for every run of the recipe that
+        differs alike.  ``values``: the values runs that differ in this key recorded, when
+        they are several (a sha per commit): said as their count and the first few."""
+        value = self.value
+        if len(values) > 1:
+            value = f"one of {len(values):,} values ({', '.join(values[:3])}{', …' if len(values) > 3 else ''})"
         if self.base_value is None:
-            return (f"{head}: the recipe sets {self.key}={self.declared}, the run recorded "
-                    f"{self.key}={self.value}: the change was not applied as declared")
+            return (f"the recipe sets {self.key}={self.declared}, the run{'s' if len(values) > 1 else ''} recorded "
+                    f"{self.key}={value}: the change was not applied as declared")
         base_id, _, base_config = (self.base_run or "").partition("/")
-        return (f"{head}: {self.key} is {self.value}, its base {ctx.short(base_config)} ({base_id}) ran "
+        return (f"{self.key} is {value}, its base {ctx.short(base_config)} ({base_id}) ran "
                 f"{self.base_value}; the recipe does not declare {self.key}")
 
 
