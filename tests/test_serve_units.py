@@ -146,3 +146,74 @@ def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_githu
     assert calls == [(url, "octo-drop", True, 1)]  # after the post, holding the lock
     (row,) = q.listing()
     assert row.outcome.endswith("comment created, autopilot: dispatched kimik26-fp8-1k1k-1p1d-aiterdecode")
+
+
+def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
+    """A processor whose fetches of run RUN wait until ``go`` is set (a delivery on its way)."""
+    from tests.serving import with_run
+    from tests.test_serve import RUN, WITH_PR, add_run, write_rules
+    from triage import cli as commands
+    from triage.ingest import fromgithub
+    from triage.serve import worker
+    from triage.serve.auth import TokenCredentials
+
+    write_rules(tmp_path)
+    add_run(fake_github, RUN)
+    add_run(fake_github, RUN + 1)
+    assert cli("import", os.devnull).code == 0
+    url = store.resolve_url(None)
+    q = Queue(url)
+    processor = worker.Processor(url, q, TokenCredentials(), commands._post_report)
+    fetching, go, fail = threading.Event(), threading.Event(), []
+    real = fromgithub.fetch
+
+    def fetch(client, repo, run_id, **kw):
+        if run_id == RUN:
+            fetching.set()
+            go.wait(10)
+            if fail:
+                raise RuntimeError("GitHub answered 502")
+        return real(client, repo, run_id, **kw)
+
+    monkeypatch.setattr(fromgithub, "fetch", fetch)
+    body = fixture_bytes(WITH_PR)
+    q.put("slow", "workflow_run", "completed", json.loads(with_run(body, RUN)), None)
+    q.put("fast", "workflow_run", "completed", json.loads(with_run(body, RUN + 1)), None)
+    return processor, q, fetching, go, fail
+
+
+def test_a_post_is_left_to_a_delivery_on_its_way(fake_github, tmp_path, monkeypatch, cli):
+    """While one delivery for an investigation fetches its jobs, another that records runs
+    leaves the comment to it: one post shows both."""
+    from tests.test_serve import PR, REPO, RUN
+
+    processor, q, fetching, go, _ = _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch)
+    slow = threading.Thread(target=lambda: processor.handle(q.claim()))
+    slow.start()
+    assert fetching.wait(10)
+    assert processor.handle(q.claim()) == "done"
+    assert fake_github.comments(REPO, PR) == []  # left to the delivery on its way
+    go.set()
+    slow.join(10)
+    (comment,) = fake_github.comments(REPO, PR)
+    assert str(RUN) in comment["body"] and str(RUN + 1) in comment["body"]
+    outcomes = {row.id: row.outcome for row in q.listing()}
+    assert outcomes["fast"].endswith("comment left to the next delivery")
+    assert "2 run(s) recorded, comment created" in outcomes["slow"]
+
+
+def test_a_delivery_that_fails_on_its_way_makes_the_post_left_to_it(fake_github, tmp_path, monkeypatch, cli):
+    from tests.test_serve import PR, REPO, RUN
+
+    processor, q, fetching, go, fail = _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch)
+    fail.append(True)
+    states = []
+    slow = threading.Thread(target=lambda: states.append(processor.handle(q.claim())))
+    slow.start()
+    assert fetching.wait(10)
+    assert processor.handle(q.claim()) == "done"
+    go.set()
+    slow.join(10)
+    assert states == ["retrying"]  # its own failure stands, retried later
+    (comment,) = fake_github.comments(REPO, PR)  # but the runs the other recorded are posted
+    assert str(RUN + 1) in comment["body"] and str(RUN) not in comment["body"]

@@ -9,9 +9,12 @@ For each investigation the run feeds (:func:`~triage.serve.webhook.investigation
    are recorded (extractors and signatures read each log), then the
    investigation is evaluated and the sticky comment created or updated
    (``post``, the same function as ``triage post``; an unchanged body is not
-   written again).  When another delivery for the same investigation is
-   already waiting for the lock, the post is left to it: its comment shows
-   these runs too, so a burst of deliveries makes one post, not one each;
+   written again).  When another delivery for the same investigation is on
+   its way (fetching its jobs) or waiting for the lock, the post is left to
+   it: its comment shows these runs too, so a burst of deliveries makes a
+   few posts, not one each.  A delivery that then records nothing (a job of
+   another config, a failure) makes the post left to it, if no other is on
+   its way;
 3. when ``triage.github.autopilot`` exists, its ``run_for(client, db_url,
    investigation_id)`` runs after each post, under the same lock.
 
@@ -51,11 +54,13 @@ def log_delivery(**fields: Any) -> None:
 
 @dataclass
 class Slot:
-    """An investigation's lock, how many workers wait for it, and whether runs
-    were recorded that its comment does not show yet."""
+    """An investigation's lock, how many deliveries for it are on their way (fetching
+    from GitHub) or waiting for the lock, and whether runs were recorded that its
+    comment does not show yet."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiting: int = 0
+    coming: int = 0
     dirty: bool = False
 
 
@@ -66,19 +71,43 @@ class Locks:
         self._guard = threading.Lock()
         self._slots: dict[str, Slot] = {}
 
+    def arrive(self, key: str) -> Slot:
+        """A delivery for ``key`` is on its way: until it holds the lock (or leaves), a
+        post can be left to it."""
+        with self._guard:
+            slot = self._slots.setdefault(key, Slot())
+            slot.coming += 1
+            return slot
+
+    def leave(self, slot: Slot) -> None:
+        """An arrived delivery goes without taking the lock (nothing to record, or a failure)."""
+        with self._guard:
+            slot.coming -= 1
+
     @contextmanager
-    def hold(self, key: str) -> Iterator[Slot]:
+    def hold(self, key: str, *, arrived: bool = False) -> Iterator[Slot]:
         with self._guard:
             slot = self._slots.setdefault(key, Slot())
             slot.waiting += 1
+            if arrived:  # no longer on its way: waiting, in one step
+                slot.coming -= 1
         with slot.lock:
             with self._guard:
                 slot.waiting -= 1
             yield slot
 
     def waiting(self, slot: Slot) -> int:
+        """Deliveries that will hold the lock after this one: waiting for it, or on their way."""
         with self._guard:
-            return slot.waiting
+            return slot.waiting + slot.coming
+
+
+class _Nothing(Exception):
+    """A delivery with nothing for an investigation (a job that is not one of its configs)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
 
 
 @dataclass
@@ -185,19 +214,27 @@ class Processor:
         pattern = fromgithub.config_pattern(match.get("config_from"))
         with store.session(self.url) as s:
             repo = store.find_investigation(s, ident=iid).repo
+        # On its way from here: a delivery that records runs meanwhile leaves its post to this one.
+        slot = self.locks.arrive(iid)
         try:
             if ev.job is not None:
                 items = fromgithub.fetch_job(client, repo, ev.job, pattern=pattern)
             else:
                 items = fromgithub.fetch(client, repo, ev.run_id, pattern=pattern)
-        except InputError as e:
-            if e.message.startswith("nothing to record"):
-                return f"{iid}: {e.message}"
+            if not items:
+                raise _Nothing(f"{iid}: job {ev.job.get('name')!r} is not one of its configs")
+        except BaseException as e:
+            self.locks.leave(slot)
+            if not isinstance(e, Exception):  # the process is stopping
+                raise
+            said = self._post_left(client, iid, slot)  # a post left to this delivery, which records nothing
+            if isinstance(e, _Nothing):
+                return e.text + said
+            if isinstance(e, InputError) and e.message.startswith("nothing to record"):
+                return f"{iid}: {e.message}" + said
             raise
-        if not items:
-            return f"{iid}: job {ev.job.get('name')!r} is not one of its configs"
         text = f"{iid}: nothing recorded"
-        with self.locks.hold(iid) as slot:  # fetched outside it: only the writes wait
+        with self.locks.hold(iid, arrived=True) as slot:  # fetched outside it: only the writes wait
             try:
                 with store.session(self.url) as s:
                     inv = store.find_investigation(s, ident=iid)
@@ -213,6 +250,19 @@ class Processor:
                 elif slot.dirty:
                     text += ", comment left to the next delivery"
         return text
+
+    def _post_left(self, client: Any, iid: str, slot: Slot) -> str:
+        """The post another delivery left to this one, when no other is on its way to make it.
+        Best effort: a failure leaves the runs to the next delivery's post."""
+        if not slot.dirty or self.locks.waiting(slot):
+            return ""
+        try:
+            with self.locks.hold(iid) as held:
+                if held.dirty and self.locks.waiting(held) == 0:
+                    return ", " + self._post(client, iid, held)
+        except Exception as e:  # noqa: BLE001 - the delivery's own outcome stands
+            log.warning("the comment of %s was not updated: %s", iid, self._redact(f"{type(e).__name__}: {e}"))
+        return ""
 
     def _post(self, client: Any, iid: str, slot: Slot) -> str:
         with store.session(self.url) as s:
