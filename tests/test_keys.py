@@ -38,3 +38,13 @@ def test_invalid_runs_merge_in_the_order_recorded(parts: list) -> None:
     want = {k: w for _, k, w in sorted((x for p in parts for x in p), key=lambda x: x[0])}
     assert list(merged.items()) == list(want.items()) and len(merged) == len(want)
     assert all(merged.get(k) == w and k in merged for k, w in want.items())
+
+
+def test_a_lazy_list_reads_as_its_tuple_and_keeps_its_text() -> None:
+    from triage.rules.keys import Lazy
+
+    made = Lazy('[{"sha": "1", "image": "a"}, {"image": "b"}]', lambda row: tuple(row.items()))
+    assert made.text.startswith("[{")  # nothing decoded until looked into
+    want = ((("sha", "1"), ("image", "a")), (("image", "b"),))
+    assert tuple(made) == want and made == want and len(made) == 2 and want[1] in made
+    assert made[0] == want[0] and list(made)[-1] == want[-1]

@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 
 from triage.rules import summary
 from triage.rules.context import Context, _run_order
-from triage.rules.keys import SEP, Invalid, Keys, keys_text
+from triage.rules.keys import SEP, Invalid, Keys, Lazy, keys_text
 from triage.rules.memo import Codec
 from triage.rules.readings import Group, repeat_groups, repeat_warnings
 from triage.rules.records import RunRec
@@ -209,11 +209,28 @@ def _encode(f: ConfigFacts) -> list:
             list(f.valid_metrics), list(f.valid_ns), [inv.orders, ids(inv.keys), inv.whys.text],
             [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
             [[name, list(first)] for name, first in f.unscaled],
-            # a provenance as an object (its pairs in order): one per valid run when each records its own
-            [dict(p) for p in f.provenances], list(f.valid_provenance),
+            # a provenance as an object (its pairs in order), the list as one JSON text: one per
+            # valid run when each records its own sha, read only by what looks into them
+            _text(f.provenances, lambda: [dict(p) for p in f.provenances]), list(f.valid_provenance),
             [[w, first, count, list(ids)] for w, first, count, ids in f.said],
-            [[dict(prov), first, *lo, *hi] for prov, first, lo, hi in f.groups],
+            _text(f.groups, lambda: [[dict(prov), first, *lo, *hi] for prov, first, lo, hi in f.groups]),
             f.newest_time, f.untimed, f.untimed_valid]
+
+
+def _text(value: Any, rows: Any) -> str:
+    """A long list as its JSON text: the text it was read back from, if it is that still."""
+    from msgspec.json import encode
+
+    return value.text if isinstance(value, Lazy) else encode(rows()).decode()
+
+
+def _provenance(row: dict) -> tuple:
+    return tuple(row.items())
+
+
+def _group(row: list) -> tuple:
+    prov, first, lo_id, lo_v, lo_n, hi_id, hi_v, hi_n = row
+    return tuple(prov.items()), first, (lo_id, lo_v, lo_n), (hi_id, hi_v, hi_n)
 
 
 def _decode(row: Sequence[Any]) -> ConfigFacts:
@@ -225,11 +242,9 @@ def _decode(row: Sequence[Any]) -> ConfigFacts:
         tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)),
         tuple(map(tuple, repeats)),
         tuple((name, tuple(first)) for name, first in unscaled),
-        tuple(tuple(p.items()) for p in provenances), tuple(valid_provenance),
+        Lazy(provenances, _provenance), tuple(valid_provenance),
         tuple((w, first, count, tuple(ids)) for w, first, count, ids in said),
-        tuple((tuple(prov.items()), first, (lo_id, lo_v, lo_n), (hi_id, hi_v, hi_n))
-              for prov, first, lo_id, lo_v, lo_n, hi_id, hi_v, hi_n in groups),
-        newest_time, untimed, untimed_valid)
+        Lazy(groups, _group), newest_time, untimed, untimed_valid)
 
 
 def _ids(text: str, config: str) -> str:

@@ -179,3 +179,44 @@ class InvalidRuns(Mapping[str, str]):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._all().get(key, default)
+
+
+class Lazy(Sequence[Any]):
+    """A long list stored as its JSON text (a config's distinct provenances and groups
+    of repeats, one per run when each run records its own sha), decoded into a tuple
+    by ``make`` when something first looks into it."""
+
+    __slots__ = ("text", "_make", "_items")
+
+    def __init__(self, text: str, make: Any) -> None:
+        self.text, self._make = text, make
+        self._items: Optional[tuple] = None
+
+    def _all(self) -> tuple:
+        if self._items is None:
+            from msgspec.json import decode
+
+            self._items = tuple(self._make(x) for x in decode(self.text))
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._all())
+
+    def __contains__(self, x: object) -> bool:
+        return x in self._all()
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, Lazy):
+            return self._all() == other._all()
+        return self._all() == tuple(other) if isinstance(other, (tuple, list)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Lazy({self._all()!r})"
