@@ -35,6 +35,7 @@ class DbSource:
         self._configs = [row[0] for row in rows]
         self._fps = {row[0]: f"{row[1]}:{row[3]}:{row[4]}:{row[5]!r}" for row in rows}
         self._now = {row[0]: (row[1], row[5]) for row in rows}  # count and sum of write times
+        self._tops: dict[tuple[str, str], Optional[int]] = {}  # (config, fingerprint) -> _since
         self._by_config: dict[str, list[RunRec]] = {}
         self._by_id: dict[str, list[RunRec]] = {}
         self._id_fps: dict[str, str] = {}
@@ -112,6 +113,12 @@ class DbSource:
         of write times; else None."""
         if config not in self._fps:
             return None
+        if (config, fingerprint) in self._tops:
+            return self._tops[config, fingerprint]
+        self._tops[config, fingerprint] = top = self._work_out_since(config, fingerprint)
+        return top
+
+    def _work_out_since(self, config: str, fingerprint: str) -> Optional[int]:
         count, top, was = 0, 0, Decimal(0)
         if fingerprint:
             head, _, times = fingerprint.rpartition(":")
