@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,3 +50,18 @@ def test_a_lazy_list_reads_as_its_tuple_and_keeps_its_text() -> None:
     want = ((("sha", "1"), ("image", "a")), (("image", "b"),))
     assert tuple(made) == want and made == want and len(made) == 2 and want[1] in made
     assert made[0] == want[0] and list(made)[-1] == want[-1]
+
+
+text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+
+
+@given(st.lists(st.tuples(key, st.sampled_from(["image", "sha"]), text, st.one_of(st.none(), text),
+                          st.one_of(st.none(), key), st.one_of(st.none(), text)), max_size=8))
+def test_confounds_read_back_as_they_were_stored(rows: list) -> None:
+    """A recipe's confounds, stored as columns (or row by row when a value holds a NUL)."""
+    from triage.rules.memo import CONFOUNDS
+    from triage.rules.records import Confound
+
+    items = [Confound(run, "recipe-a", k, value, base_value, base_run, declared)
+             for run, k, value, base_value, base_run, declared in rows]
+    assert CONFOUNDS.decode(json.loads(json.dumps(CONFOUNDS.encode(items)))) == items

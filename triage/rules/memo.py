@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Optional, Sequence, TypeVar
 
-from triage.rules.keys import Keys, keys_text
+from triage.rules.keys import SEP, Keys, keys_text
 from triage.rules.records import BisectState, Confound, EvidenceItem, PointState
 from triage.rules.source import Token
 
@@ -170,9 +170,30 @@ def _evidence(row: Sequence[Any]) -> EvidenceItem:
 EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_evidence_row(e) for e in items],
                                             lambda rows: [_evidence(r) for r in rows])
 # A confound is texts only: its row is its fields, in order.
-CONFOUNDS: Codec[list[Confound]] = Codec(lambda items: [[c.run, c.recipe, c.key, c.value, c.base_value, c.base_run,
-                                                           c.declared] for c in items],
-                                         lambda rows: [Confound(*r) for r in rows])
+def _confounds_row(items: Sequence[Confound]) -> dict:
+    """A recipe's confounds as columns: their runs and values as one text each, and per
+    confound the place of what the rest says (recipe, key, base value, base run, declared)
+    among the few distinct ones.  A recipe whose runs each recorded their own sha has a
+    confound per run."""
+    combos: dict[tuple, int] = {}
+    places = [combos.setdefault((c.recipe, c.key, c.base_value, c.base_run, c.declared), len(combos)) for c in items]
+    values = [c.value for c in items]
+    if any(SEP in v for v in values):  # a value no text may join: row by row
+        return {"rows": [[c.run, c.recipe, c.key, c.value, c.base_value, c.base_run, c.declared] for c in items]}
+    return {"runs": keys_text([c.run for c in items]), "values": SEP.join(values), "n": len(values),
+            "places": places, "combos": [list(c) for c in combos]}
+
+
+def _confounds(row: dict) -> list[Confound]:
+    if "rows" in row:
+        return [Confound(*r) for r in row["rows"]]
+    combos = row["combos"]
+    values = row["values"].split(SEP) if row["n"] else []
+    return [Confound(run, combos[i][0], combos[i][1], value, *combos[i][2:])
+            for run, value, i in zip(Keys(row["runs"]), values, row["places"])]
+
+
+CONFOUNDS: Codec[list[Confound]] = Codec(_confounds_row, _confounds)
 
 
 def _point_row(p: PointState) -> list:
