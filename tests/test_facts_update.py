@@ -103,3 +103,19 @@ def test_a_configs_keys_are_stored_as_their_ids_and_read_back_whole(ids: list, c
 
     keys = [f"{i}/{config}" for i in ids]
     assert tuple(_keys(_ids(keys_text(keys), config), config)) == tuple(keys)
+
+
+@given(st.lists(st.tuples(st.sampled_from([None, "2026-01-01", "2026-01-02", "2026-01-03"]), st.booleans()),
+                max_size=12))
+def test_trailing_invalid_runs_are_counted_as_a_newest_first_walk_reads_them(runs: list) -> None:
+    from triage.rules.context import _run_order
+    from triage.rules.facts import _trailing
+
+    recs = [replace(BASE[0], run_id=f"t{i}", time=when) for i, (when, _) in enumerate(runs)]
+    why = {id(r): None if ok else "crashed" for r, (_, ok) in zip(recs, runs)}
+    walked = 0
+    for r in sorted(recs, key=_run_order, reverse=True):  # what the count means
+        if why[id(r)] is None:
+            break
+        walked += 1
+    assert _trailing(sorted(recs, key=_run_order), why) == walked

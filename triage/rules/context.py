@@ -258,10 +258,10 @@ def num(x: float) -> str:
     return fmt(x)
 
 
-def _run_order(r: RunRec) -> tuple:
+def _run_order(r: RunRec) -> str:
     """Sort key, oldest first, by time; a stable sort keeps runs of one time
     (or none) in the order they were recorded, never by id text."""
-    return (r.time or "",)
+    return r.time or ""
 
 
 def _provenance_matches(run: RunRec, want: Mapping[str, Any]) -> bool:

@@ -77,11 +77,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
             entry[1] += 1
             if len(entry[2]) < summary.NAMED:
                 entry[2].append(r.run_id)
-    trailing = 0  # the newest runs in a row that decided nothing (newest first; runs of one time as recorded)
-    for r in sorted(runs, key=_run_order, reverse=True):
-        if why[id(r)] is None:
-            break
-        trailing += 1
+    trailing = _trailing(ordered, why)
     groups = repeat_groups(runs, ctx, valid=lambda r: why[id(r)] is None).get(config, {})
     return _made(
         config, ctx,
@@ -102,6 +98,23 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         untimed=sum(1 for r in runs if not r.time),
         untimed_valid=sum(1 for r in valid if not r.time),
     )
+
+
+def _trailing(ordered: Sequence[RunRec], why: dict) -> int:
+    """The newest runs in a row that decided nothing: newest time first, runs of one
+    time in the order recorded (as a stable sort newest first walks them)."""
+    count, end = 0, len(ordered)
+    while end:
+        start = end - 1
+        when = ordered[start].time or ""
+        while start and (ordered[start - 1].time or "") == when:
+            start -= 1
+        for r in ordered[start:end]:
+            if why[id(r)] is None:
+                return count
+            count += 1
+        end = start
+    return count
 
 
 def _made(config: str, ctx: Context, was: Optional[ConfigFacts] = None, **fields: Any) -> ConfigFacts:
