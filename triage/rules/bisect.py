@@ -28,6 +28,8 @@ def _bisect_runs(b: BisectSpec, ctx: Context, keys: Sequence[str] = ()) -> list[
     if b.config is None:
         return [r for r in ctx.runs if all(k in r.provenance for k in keys)]
     configs = {b.config} if isinstance(b.config, str) else set(b.config)
+    if len(configs) == 1:  # one config's runs are in the order recorded already
+        return ctx.runs_with(next(iter(configs)), keys)
     return sorted((r for c in configs for r in ctx.runs_with(c, keys)), key=ctx.order)
 
 
@@ -41,13 +43,20 @@ def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[
     where = {k: str(v) for k, v in b.where.items()}
     free = [i for i, k in enumerate(axis) if k not in where]
     by_point: dict[tuple[str, ...], list[RunRec]] = {}
+    point_of: dict[int, Optional[tuple[str, ...]]] = {}  # id of a provenance mapping (shared by runs alike) -> point
     for r in _bisect_runs(b, ctx, sorted(set(where) | {axis[i] for i in free})):
         p = r.provenance
-        if any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
-            continue
-        got = tuple(p.get(axis[i]) for i in free)
-        if None not in got:
-            by_point.setdefault(tuple(str(x) for x in got), []).append(r)
+        if id(p) in point_of:
+            point = point_of[id(p)]
+        else:
+            point = None
+            if not any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
+                got = tuple(p.get(axis[i]) for i in free)
+                if None not in got:
+                    point = tuple(str(x) for x in got)
+            point_of[id(p)] = point
+        if point is not None:
+            by_point.setdefault(point, []).append(r)
     return [sorted(by_point.get(tuple(str(vals[i]) for i in free), ()), key=_run_order) for vals in values]
 
 

@@ -72,7 +72,15 @@ class Context:
         """A config's runs that recorded every one of ``keys`` in their provenance
         (what a bisect looks at): only a change to those makes its reading stale."""
         self.read(with_keys(config, keys))
-        return [r for r in self.source.config(config) if all(k in r.provenance for k in keys)]
+        has: dict[int, bool] = {}  # id of a provenance mapping (shared by runs that recorded the same) -> it has them
+        out = []
+        for r in self.source.config(config):
+            ok = has.get(id(r.provenance))
+            if ok is None:
+                ok = has[id(r.provenance)] = all(k in r.provenance for k in keys)
+            if ok:
+                out.append(r)
+        return out
 
     # -- metrics ----------------------------------------------------------
     def settings(self, metric: str) -> MetricSpec:
