@@ -9,7 +9,10 @@ is the command's maximum resident set (``wait4``).
            1k / 10k / 100k runs, and on 100k runs beside 9 and 199 other
            investigations (100 runs each); rules and runs unchanged since the
            last evaluation (the usual case: a bot posting the same comment).
-           Baseline: ``python -c "import sqlmodel, typer, yaml, jinja2, rapidfuzz"``.
+           Baseline: ``python -c "import sqlmodel, typer, yaml, jinja2, rapidfuzz"``;
+           the reports beside other investigations also against the report of
+           one investigation, side by side (the 10% the issue allows is less
+           than floors measured at other moments move).
   full     the same report with ``--full`` (a whole evaluation), 1k / 10k / 100k.
   add-run  one new run into the 100k knowledge base (a copy each time), then the
            evaluation it triggers.  Baseline: the import floor.  Then the
@@ -137,12 +140,19 @@ def main() -> int:
         results[("report", size, 1)] = r
         rows.append((f"report --format json, {size:,} runs", fmt(r)))
     if not a.quick:
+        one = OUT / "kb-100000" / "kb.sqlite"
         for invs in (10, 200):
             kb = build(OUT / f"kb-100000x{invs}", 100_000, invs, 100)
             run(triage(kb, "report", "--pr", "30433", "--format", "json"))
             r = pairs(floor, lambda: triage(kb, "report", "--pr", "30433", "--format", "json"), n)
             results[("report", 100_000, invs)] = r
             rows.append((f"report --format json, 100,000 runs, {invs} investigations", fmt(r)))
+            # against the one-investigation report side by side: floors measured at other moments
+            # move the ratios to the floor by more than the 10% this compares
+            r = pairs(lambda: triage(one, "report", "--pr", "30433", "--format", "json"),
+                      lambda: triage(kb, "report", "--pr", "30433", "--format", "json"), n)
+            results[("beside", invs)] = r
+            rows.append(("  … against 1 investigation, side by side", fmt(r)))
     for size in sizes:
         kb = OUT / f"kb-{size}" / "kb.sqlite"
         r = pairs(floor, lambda: triage(kb, "report", "--pr", "30433", "--format", "json", "--full"), n)
@@ -200,9 +210,9 @@ def main() -> int:
     if above[100_000] > 100 * max(above[1_000], 0.01):
         failures.append("report: the time above the floor grows faster than the runs")
     for invs in (10, 200):
-        x = results[("report", 100_000, invs)]["ratio"] / r100["ratio"]
+        x = results[("beside", invs)]["ratio"]
         if x > 1.10:
-            failures.append(f"report beside {invs - 1} other investigations: {x:.2f} × the one-investigation ratio")
+            failures.append(f"report beside {invs - 1} other investigations: {x:.2f} × the one-investigation report")
     if results[("add-run",)]["ratio"] > 1.3:
         failures.append(f"add-run: {results[('add-run',)]['ratio']:.2f} × the floor (limit 1.3)")
     imp = results[("import",)]
