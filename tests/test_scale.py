@@ -403,3 +403,29 @@ def test_a_view_that_looks_runs_up_reads_as_one_over_every_run(cli, seeded: Path
             looked_up = build(bundle, ev, runs_limit=limit)
             every = build(replace(bundle, runs=bundle.source.all(), source=None), ev, runs_limit=limit)
             assert looked_up == every, limit
+
+
+def test_an_installed_wheel_stamps_its_code_by_content_a_checkout_by_its_files(tmp_path: Path) -> None:
+    """A CI job installs triage afresh each time: the same wheel must stamp alike (its
+    RECORD's hashes), or every job would evaluate every investigation again; a checkout,
+    edited in place, is stamped by its files' sizes and times."""
+    from triage.kb.snapshot import stamp_of
+
+    site = tmp_path / "site"
+    (site / "triage").mkdir(parents=True)
+    module = site / "triage" / "engine.py"
+    module.write_text("x = 1\n")
+    checkout = stamp_of(site / "triage", "1.0")
+    os.utime(module, (1_000_000, 1_000_000))
+    assert stamp_of(site / "triage", "1.0") != checkout  # a checkout: its files' times
+
+    record = site / "triage-1.0.dist-info" / "RECORD"
+    record.parent.mkdir()
+    record.write_text("triage/engine.py,sha256=AAAA,6\ntriage-1.0.dist-info/direct_url.json,sha256=BBBB,60\n")
+    installed = stamp_of(site / "triage", "1.0")
+    os.utime(module, (2_000_000, 2_000_000))  # installed again: new times, the same files
+    record.write_text("triage/engine.py,sha256=AAAA,6\ntriage-1.0.dist-info/direct_url.json,sha256=CCCC,61\n")
+    assert stamp_of(site / "triage", "1.0") == installed
+    record.write_text("triage/engine.py,sha256=DDDD,6\n")  # other code
+    assert stamp_of(site / "triage", "1.0") != installed
+    assert stamp_of(site / "triage", "1.1") != stamp_of(site / "triage", "1.0")

@@ -13,8 +13,9 @@ What is checked, and why it is enough:
 - runs: their count, the largest primary key and the newest ``updated_at``
   (every write of a run sets it: add-run, import, exclude, include);
 - manual evidence: its count and largest primary key (it is only added);
-- code: the version, and the size and modification time of every module of
-  the package and of the shipped templates.
+- code: the version, and the hashes an installed wheel's ``RECORD`` lists
+  for the package's files (else the size and modification time of every
+  module of the package and of the shipped templates).
 
 An import may replace a run with a record older than its config's newest run,
 which none of these show: an evaluation that re-derived anything or changed a
@@ -40,14 +41,30 @@ ENGINE_VERSION = 1
 
 @lru_cache(maxsize=1)
 def code_stamp() -> str:
-    """The package's code as a short hash of its files' sizes and times (a stat each)."""
+    """The package's code as a short hash (see :func:`stamp_of`)."""
     import triage
 
-    root = Path(triage.__file__).resolve().parent
-    parts = [triage.__version__, str(ENGINE_VERSION)]
-    for p in sorted([*root.rglob("*.py"), *root.parent.joinpath("templates").glob("*.j2")]):
-        st = p.stat()
-        parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
+    return stamp_of(Path(triage.__file__).resolve().parent, triage.__version__)
+
+
+def stamp_of(root: Path, version: str) -> str:
+    """The code in ``root`` as a short hash.  Installed from a wheel, the hashes its
+    ``RECORD`` lists for the package's files: the same code stamps alike on every
+    machine and every fresh install (a CI job installs triage each time, and would
+    otherwise evaluate every investigation again).  Otherwise (a checkout, edited in
+    place) the size and modification time of every module and template, a stat each."""
+    parts = [version, str(ENGINE_VERSION)]
+    try:
+        record = (root.parent / f"{root.name}-{version}.dist-info" / "RECORD").read_text(encoding="utf-8")
+    except OSError:
+        record = ""
+    mine = sorted(line for line in record.splitlines() if line.startswith((f"{root.name}/", "templates/")))
+    if any(line.startswith(f"{root.name}/") and ",sha256=" in line for line in mine):
+        parts += ["record", *mine]
+    else:
+        for p in sorted([*root.rglob("*.py"), *root.parent.joinpath("templates").glob("*.j2")]):
+            st = p.stat()
+            parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
