@@ -129,7 +129,7 @@ class DbSource:
              .where(t.c.investigation_id == self._iid, t.c.config == config, t.c.pk > top))
         added, added_times = self._s.execute(q).one()
         now_count, now_times = self._now[config]
-        if count + added != now_count or was + _number(repr(added_times or 0)) != _number(repr(now_times)):
+        if count + added != now_count or was + Decimal(str(added_times or 0)) != Decimal(str(now_times)):
             return None
         return top
 
@@ -189,7 +189,7 @@ class DbSource:
 
 
 def _number(text: str) -> Decimal:
-    """A sum of write times as a fingerprint holds it: an int's repr, or a Decimal's (PostgreSQL)."""
+    """A sum of write times as a fingerprint text holds it: an int's repr, or a Decimal's (PostgreSQL)."""
     if text.startswith("Decimal("):
         text = text[len("Decimal("):-1].strip("'")
     return Decimal(text)

@@ -70,13 +70,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         valid_provenance.append(place)
     said: dict[str, list] = {}  # reason -> [first's order, count, first ids]
     for r in invalid:
-        entry = said.get(why[id(r)])
-        if entry is None:
-            said[why[id(r)]] = [ctx.order(r), 1, [r.run_id]]
-        else:
-            entry[1] += 1
-            if len(entry[2]) < summary.NAMED:
-                entry[2].append(r.run_id)
+        _say(said, why[id(r)], r, ctx)
     trailing = _trailing(ordered, why)
     groups = repeat_groups(runs, ctx, valid=lambda r: why[id(r)] is None).get(config, {})
     return _made(
@@ -98,6 +92,17 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         untimed=sum(1 for r in runs if not r.time),
         untimed_valid=sum(1 for r in valid if not r.time),
     )
+
+
+def _say(said: dict[str, list], why: str, run: RunRec, ctx: Context) -> None:
+    """Count a run that decides nothing under its reason: [first's order, count, first ids]."""
+    entry = said.get(why)
+    if entry is None:
+        said[why] = [ctx.order(run), 1, [run.run_id]]
+    else:
+        entry[1] += 1
+        if len(entry[2]) < summary.NAMED:
+            entry[2].append(run.run_id)
 
 
 def _trailing(ordered: Sequence[RunRec], why: dict) -> int:
@@ -186,13 +191,7 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             valid_provenance.insert(vpos, place)
         else:
             invalid.append((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or ""))
-            entry = said.get(why)
-            if entry is None:
-                said[why] = [ctx.order(r), 1, [r.run_id]]
-            else:
-                entry[1] += 1
-                if len(entry[2]) < summary.NAMED:
-                    entry[2].append(r.run_id)
+            _say(said, why, r, ctx)
         repeat_groups([r], ctx, valid=lambda _: ok, into=groups)
         for name, first in ctx.unscaled([r]).items():
             unscaled.setdefault(name, first)

@@ -91,12 +91,6 @@ class Keys(Sequence[str]):
     def __hash__(self) -> int:
         return hash(self._all())
 
-    def __add__(self, other: Sequence[str]) -> tuple[str, ...]:
-        return self._all() + tuple(other)
-
-    def __radd__(self, other: Sequence[str]) -> Any:
-        return type(other)(other) + type(other)(self._all()) if isinstance(other, (list, tuple)) else NotImplemented
-
     def __repr__(self) -> str:
         return f"Keys({self._all()!r})"
 

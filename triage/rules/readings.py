@@ -83,18 +83,6 @@ class Readings(dict):
 Group = tuple[tuple[tuple[str, str], ...], int, tuple[str, float, Optional[int]], tuple[str, float, Optional[int]]]
 
 
-def repeats_in(runs: Sequence[RunRec], ctx: Context,
-               valid: Optional[Callable[[RunRec], bool]] = None) -> list[tuple[int, Warning_]]:
-    """Runs of one config with the same provenance whose primary metric
-    differs beyond noise: they are pooled as repeats, so say so.  Each
-    warning comes with the place of its group's first run.  ``valid``: whether
-    a run can decide something, when the caller knows it already."""
-    out = []
-    for config, groups in repeat_groups(runs, ctx, valid).items():
-        out += repeat_warnings(config, groups, ctx)
-    return out
-
-
 def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable[[RunRec], bool]] = None,
                   into: Optional[dict[str, dict]] = None) -> dict[str, dict[tuple, Group]]:
     """Per config, its valid runs with the primary metric grouped by provenance (less the

@@ -102,14 +102,6 @@ class Locks:
             return slot.waiting + slot.coming
 
 
-class _Nothing(Exception):
-    """A delivery with nothing for an investigation (a job that is not one of its configs)."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-
 @dataclass
 class Outcome:
     state: str  # done | ignored
@@ -221,18 +213,18 @@ class Processor:
                 items = fromgithub.fetch_job(client, repo, ev.job, pattern=pattern)
             else:
                 items = fromgithub.fetch(client, repo, ev.run_id, pattern=pattern)
-            if not items:
-                raise _Nothing(f"{iid}: job {ev.job.get('name')!r} is not one of its configs")
-        except BaseException as e:
+        except Exception as e:
             self.locks.leave(slot)
-            if not isinstance(e, Exception):  # the process is stopping
-                raise
             said = self._post_left(client, iid, slot)  # a post left to this delivery, which records nothing
-            if isinstance(e, _Nothing):
-                return e.text + said
             if isinstance(e, InputError) and e.message.startswith("nothing to record"):
                 return f"{iid}: {e.message}" + said
             raise
+        except BaseException:  # the process is stopping
+            self.locks.leave(slot)
+            raise
+        if not items:
+            self.locks.leave(slot)
+            return f"{iid}: job {ev.job.get('name')!r} is not one of its configs" + self._post_left(client, iid, slot)
         text = f"{iid}: nothing recorded"
         with self.locks.hold(iid, arrived=True) as slot:  # fetched outside it: only the writes wait
             try:
