@@ -92,11 +92,10 @@ def _updated(ctx: "Context", kept: tuple[Reads, Any], codec: "Codec[T]",
              update: Callable[[T, list], Optional[T]]) -> Optional[tuple[Reads, Any]]:
     """A stored piece that read one config's runs, updated from the runs added since."""
     reads, data = kept
-    appended = getattr(ctx.source, "appended", None)
-    if appended is None or len(reads) != 1 or reads[0][0] != "c":
+    if len(reads) != 1 or reads[0][0] != "c":
         return None
     _, config, fp = reads[0]
-    new = appended(config, fp)
+    new = ctx.source.appended(config, fp)
     if not new:
         return None
     value = update(codec.decode(data), new)
@@ -169,7 +168,6 @@ def _evidence(row: Sequence[Any]) -> EvidenceItem:
 
 EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_evidence_row(e) for e in items],
                                             lambda rows: [_evidence(r) for r in rows])
-# A confound is texts only: its row is its fields, in order.
 def _confounds_row(items: Sequence[Confound]) -> dict:
     """A recipe's confounds as columns: their runs and values as one text each, and per
     confound the place of what the rest says (recipe, key, base value, base run, declared)
