@@ -38,6 +38,28 @@ def test_hoisting_stops_at_double_dash():
     assert hoist_global_options(["scan", "--", "--db"]) == ["scan", "--", "--db"]
 
 
+def test_only_the_named_command_is_built():
+    from triage.cli import app
+    from triage.cli.base import narrowed
+
+    def names(a):
+        return [c.name or c.callback.__name__ for c in a.registered_commands] + [g.name for g in a.registered_groups]
+
+    assert names(narrowed(["--db", "x", "--rules=r", "add-run", "--pr", "1"])) == ["add-run"]
+    assert names(narrowed(["runs", "list"])) == ["runs"]
+    assert names(narrowed(["report"])) == ["report"]
+    # no command, a root option, a name that is no command: the whole app (its listing, its suggestions)
+    for argv in ([], ["--help"], ["--version"], ["--db", "x"], ["ad-run"], ["--db", "x", "-h", "report"]):
+        assert narrowed(argv) is app, argv
+    assert {"add-run", "report", "runs", "db"} <= set(names(app))  # the app itself is left whole
+
+
+def test_a_misspelled_command_is_still_suggested(cli):
+    r = cli("ad-run", "--pr", "1")
+    assert r.code == 2
+    assert "No such command 'ad-run'" in r.err and "add-run" in r.err
+
+
 def test_no_knowledge_base_is_said_not_created(cli, rules_dir, tmp_path):
     for args in (("report", "--pr", "30433"), ("hypotheses", "--pr", "30433"), ("runs", "list", "--pr", "30433"),
                  ("history", "--pr", "30433"), ("bisect", "--pr", "30433")):

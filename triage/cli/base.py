@@ -3,6 +3,7 @@ printing, and the edge where every error becomes one message and an exit code.""
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -432,11 +433,41 @@ def hoist_global_options(argv: list[str]) -> list[str]:
     return moved + out
 
 
+def narrowed(argv: list[str]) -> typer.Typer:
+    """``app`` with only the command (or group of commands) ``argv`` names: typer
+    builds every registered command's parameters from its signature before it
+    parses anything, a cost of its own on every run. Anything else (no command,
+    ``--help``, ``--version``, a name that is not a command) gets the whole app,
+    with its listing and its suggestions."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in GLOBAL_OPTIONS:
+            i += 2
+        elif arg.partition("=")[0] in GLOBAL_OPTIONS:
+            i += 1
+        elif arg.startswith("-"):
+            return app
+        else:
+            break
+    if i >= len(argv):
+        return app
+    name = argv[i]
+    commands = [c for c in app.registered_commands
+                if (c.name or typer.main.get_command_name(c.callback.__name__)) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if len(commands) + len(groups) != 1:
+        return app
+    only = copy.copy(app)
+    only.registered_commands, only.registered_groups = commands, groups
+    return only
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     click = _usage_errors()
     argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
     try:
-        rv = app(args=argv, prog_name="triage", standalone_mode=False)
+        rv = narrowed(argv)(args=argv, prog_name="triage", standalone_mode=False)
     except click.UsageError as e:
         where = e.ctx.command_path if e.ctx is not None else "triage"
         _err(f"Error: {e.format_message()} (see '{where} --help')")
