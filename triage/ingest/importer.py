@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Callable, Iterator, Optional
 
+from triage import limits
 from triage.errors import InputError
 from triage.ingest.records import Record, check_record, quick_line, quick_record, read_csv
 from triage.kb import store
@@ -92,11 +93,12 @@ def _jsonl_batches(fh: Any, path: str) -> Iterator[Batch]:
     """The file's records, :data:`BATCH` lines at a time.  List
     comprehensions over a batch keep Python's per-record overhead low."""
     first = 1
+    most = limits.get("text")
     while True:
         lines = list(islice(fh, BATCH))
         if not lines:
             return
-        records = [quick_line(x) for x in lines]
+        records = [quick_line(x, most) for x in lines]
         numbers = list(range(first, first + len(lines)))
         if None in records:  # unusual lines: the slow way, in order
             records = [r if r is not None else _slow_line(x, f"{path}:{n}") for r, x, n in zip(records, lines, numbers)]

@@ -196,7 +196,7 @@ else:  # pragma: no cover
 _NUL = (b"\\u0000", b"\x00")
 
 
-def quick_line(line: "bytes | str") -> Optional[tuple]:
+def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tuple]:
     """:func:`quick_record` straight from a JSON Lines line, with msgspec
     (parsing and checks in one pass in C): the record as a plain tuple in
     :class:`Record`'s order, or None when the line is not of the usual shape
@@ -205,11 +205,12 @@ def quick_line(line: "bytes | str") -> Optional[tuple]:
 
     Its metrics hold msgspec structs that encode as the stored form, and its
     time may be in any zone: :class:`~triage.kb.store.RunWriter` (the one
-    consumer) takes both as they are."""
+    consumer) takes both as they are.  ``most``: the text limit in force
+    (``limits.get("text")``, which a caller of many lines reads once)."""
     if _decode_line is None:
         return None
     raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
-    if len(raw) > limits.get("text") or any(x in raw for x in _NUL):
+    if len(raw) > (limits.get("text") if most is None else most) or _NUL[0] in raw or _NUL[1] in raw:
         return None  # the slow path names the field
     try:
         rec = _astuple(_decode_line(line))
