@@ -145,3 +145,21 @@ def test_output_to_a_pipe_or_device_writes_to_it_and_leaves_it_as_it_was(cli, se
     out = tmp_path / "report.json"  # a file is still written whole
     assert cli("report", "--pr", "30433", "--format", "json", "-o", str(out)).code == 0
     assert out.read_text(encoding="utf-8") == got[0]
+
+
+def test_the_command_runs_without_the_cyclic_collector_and_serve_with_it(monkeypatch, cli, rules_dir):
+    import gc
+
+    import triage.__main__ as entry
+    import triage.serve.app
+
+    seen = []
+    monkeypatch.setattr("triage.cli.main", lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(triage.serve.app, "run", lambda *a, **k: seen.append(gc.isenabled()))
+    try:
+        entry.run()  # what `triage` and `python -m triage` call
+        assert seen == [False]
+        assert cli("serve", "--insecure-no-signature").code == 0  # stays up: collects its cycles
+        assert seen == [False, True]
+    finally:
+        gc.enable()

@@ -154,9 +154,12 @@ def serve(
     with GITHUB_TOKEN. Secrets and tokens are never logged.
     """
 
+    import gc
+
     from triage.github.comments import validate_login
     from triage.serve.app import Settings, run
 
+    gc.enable()  # off for a short command (triage.__main__); a server that stays up collects its cycles
     if bot_login is not None:
         validate_login(bot_login)
     secret = os.environ.get("TRIAGE_WEBHOOK_SECRET") or None
