@@ -159,7 +159,27 @@ def test_the_command_runs_without_the_cyclic_collector_and_serve_with_it(monkeyp
     try:
         entry.run()  # what `triage` and `python -m triage` call
         assert seen == [False]
+        assert gc.get_freeze_count() > 0  # on its way out: nothing left for a last collection to walk
+        gc.unfreeze()
         assert cli("serve", "--insecure-no-signature").code == 0  # stays up: collects its cycles
         assert seen == [False, True]
     finally:
+        gc.unfreeze()
         gc.enable()
+
+
+def test_the_command_leaves_the_knowledge_base_whole_in_its_file(tmp_path, rules_dir):
+    """Its connections are closed before the process ends: SQLite moves the
+    write-ahead log into the database file, which can then be copied alone."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    for args in (["import", str(EXAMPLE_RUNS)],
+                 ["add-run", "--pr", "30433", "--run-id", "1", "--config", "kimik26-fp8-1k1k-1p1d", "--status", "failed"]):
+        done = subprocess.run([sys.executable, "-m", "triage", *args], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in tmp_path.glob("kb.sqlite*")) == ["kb.sqlite"]
+    alone = tmp_path / "copy.sqlite"
+    alone.write_bytes((tmp_path / "kb.sqlite").read_bytes())
+    assert sqlite3.connect(alone).execute("SELECT count(*) FROM run WHERE run_id = '1'").fetchone() == (1,)

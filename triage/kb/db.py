@@ -128,6 +128,13 @@ def get_engine(url: str, *, upgrade: bool = True) -> Engine:
     return engine
 
 
+def dispose_engines() -> None:
+    """Close every connection this process opened: SQLite moves its write-ahead
+    log into the database file now, while the process can still say so."""
+    while _engines:
+        _engines.popitem()[1].dispose()
+
+
 def _notify(message: str) -> None:
     import sys
 
