@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Sequence
 
 
 def compile_bytecode() -> None:
@@ -26,10 +27,19 @@ def print_rows(rows: list[tuple[str, str]]) -> None:
         print(f"{k:<{width}}  {v}")
 
 
-def verdict(failures: list[str]) -> int:
-    """Print each failure (or OK) and return the exit status."""
-    for f in failures:
+#: The exit status of a benchmark that ran, and measured something over its limit. Any
+#: other failure (a command that failed, results that are not what they must be, a
+#: crash) exits with 1: ``run_all.py --quick`` tells the two apart.
+OVER_LIMIT = 3
+
+
+def verdict(over: list[str], wrong: Sequence[str] = ()) -> int:
+    """Print each failure (or OK) and return the exit status: ``wrong`` (results that
+    are not what they must be) 1, else ``over`` (a measure over its limit) :data:`OVER_LIMIT`."""
+    for f in wrong:
+        print(f"WRONG: {f}")
+    for f in over:
         print(f"FAIL: {f}")
-    if not failures:
+    if not over and not wrong:
         print("OK")
-    return 1 if failures else 0
+    return 1 if wrong else OVER_LIMIT if over else 0
