@@ -130,3 +130,14 @@ def test_good_and_bad_of_one_value_are_said_not_a_crash() -> None:
     runs = _apply(RUNS, ("value", bad, 0.944), 0)  # now as good as good (0.944)
     ev = evaluate(replace(INV, runs=runs))
     assert any("good and bad are the same value (0.944)" in w.message for w in ev.warnings)
+
+
+def test_a_fingerprint_tells_plain_data_apart_and_takes_anything():
+    from triage.rules.memo import fingerprint
+
+    state = [["b1", "p3", "bad", "run-1/c\x00run-2/c"], 0.878, None, 1319]
+    assert fingerprint(state) == fingerprint([list(x) if isinstance(x, list) else x for x in state])
+    assert fingerprint(state) != fingerprint([["b1", "p3", "bad", "run-1/c\x00run-3/c"], 0.878, None, 1319])
+    assert fingerprint([0.878]) != fingerprint([0.8780000000000001])  # floats exactly
+    assert fingerprint(["a", "b"]) != fingerprint(["ab"])
+    assert len(fingerprint({1, 2})) == 24 == len(fingerprint(object))  # not plain: its repr
