@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -289,4 +289,6 @@ class EvaluationPiece(SQLModel, table=True):
     investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
     name: str = Field(primary_key=True)
     reads: str  # JSON text: [[kind, name, fingerprint], ...]
-    data: str  # JSON text
+    # msgpack: texts as they are (a piece names thousands of runs, and JSON escaped
+    # the separator between each two), read back four times faster than JSON
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))

@@ -1,7 +1,12 @@
-"""Stored evaluation pieces: read before an evaluation, written after it (see ``triage.rules.memo``)."""
+"""Stored evaluation pieces: read before an evaluation, written after it (see ``triage.rules.memo``).
+
+What each piece read is JSON text; its data, msgpack (plain lists, texts and
+numbers, as JSON holds them, decoded the same)."""
 
 from __future__ import annotations
 
+from msgspec.msgpack import decode as unpack
+from msgspec.msgpack import encode as pack
 from sqlalchemy import delete, insert, select
 from sqlmodel import Session
 
@@ -12,7 +17,7 @@ from triage.rules.memo import Memo
 
 #: The piece that holds what every piece rests on.
 KEY = ""
-#: Characters of pieces' data written by one statement, at most (and one piece).
+#: Bytes of pieces' data written by one statement, at most (and one piece).
 BATCH = 4_000_000
 
 
@@ -23,9 +28,9 @@ def load(s: Session, iid: str, code: str) -> Memo:
     stored, key = {}, ""
     for name, reads, data in s.execute(select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid)):
         if name == KEY:
-            key = decode(data)
+            key = unpack(data)
         else:
-            stored[name] = (decode(reads), decode(data))
+            stored[name] = (decode(reads), unpack(data))
     memo = Memo(stored, key)
     memo.code = code
     return memo
@@ -45,12 +50,12 @@ def save(s: Session, iid: str, memo: Memo) -> None:
         stale = names + gone + [KEY]
         for i in range(0, len(stale), 500):
             s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(stale[i:i + 500])))
-    # A few megabytes of text at a time: the pieces of a large investigation name many runs,
-    # and all of their texts at once would be the evaluation's peak of memory.
-    rows, size = [dict(investigation_id=iid, name=KEY, reads="[]", data=dump(memo.key))], 0
+    # A few megabytes at a time: the pieces of a large investigation name many runs,
+    # and all of their data at once would be the evaluation's peak of memory.
+    rows, size = [dict(investigation_id=iid, name=KEY, reads="[]", data=pack(memo.key))], 0
     for n in names:
         reads, data = memo.pieces[n]
-        rows.append(dict(investigation_id=iid, name=n, reads=dump(reads), data=dump(data)))
+        rows.append(dict(investigation_id=iid, name=n, reads=dump(reads), data=pack(data)))
         size += len(rows[-1]["data"])
         if size > BATCH:
             s.execute(insert(t), rows)
