@@ -226,3 +226,29 @@ def test_the_engine_reads_runs_as_the_orm_does(cli, rules_dir, fresh_pg_url, tmp
     times = {f.run_id: f.time for f in fast}
     assert times["t1"] == "2026-07-01T12:30:00.000120+00:00" and times["t2"] == "2026-07-01T12:30:00+00:00"
     assert times["t3"] is None and [f.excluded for f in fast if f.run_id == "t3"] == [True]
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgres"])
+def test_a_configs_runs_come_in_the_order_recorded_after_a_later_write(cli, rules_dir, fresh_pg_url, tmp_path, db):
+    """A run written again (excluded, say) moves to the end of its config's index; the
+    engine still reads the config's runs in the order they were recorded."""
+    from sqlmodel import select
+
+    from triage.kb import models as m
+    from triage.kb import store
+    from triage.kb.investigations import run_records
+
+    url = fresh_pg_url if db == "postgres" else f"sqlite:///{tmp_path / 'kb.sqlite'}"
+    config = "kimik26-fp8-1k1k-1p1d"
+    for i in range(4):
+        r = cli("--db", url, "add-run", "--pr", "30433", "--run-id", f"o{i}", "--config", config,
+                "--status", "failed", "--metric", "gsm8k=0.88/1319")
+        assert r.code == 0, r.err
+    assert cli("--db", url, "runs", "exclude", "o0", "--pr", "30433", "--because", "drained").code == 0
+    assert cli("--db", url, "add-run", "--pr", "30433", "--run-id", "o1", "--config", config,
+               "--note", "written again").code == 0
+    with store.session(url) as s:
+        orm = s.execute(select(m.Run).where(m.Run.config == config).order_by(m.Run.pk)).scalars().all()
+        fast = run_records(s, orm[0].investigation_id, config=config)
+    assert [r.run_id for r in fast] == [r.run_id for r in orm] == ["o0", "o1", "o2", "o3"]
+    assert [r.seq for r in fast] == sorted(r.seq for r in fast)

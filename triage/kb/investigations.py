@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from operator import attrgetter
 from typing import Any, Optional, Sequence
 
 from sqlalchemy import select
@@ -136,7 +137,9 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     # The JSON columns as their text, decoded here in C: no per-value processor.
     cols = (t.c.run_id, t.c.config, t.c.status, cast(t.c.metrics, Text), cast(t.c.provenance, Text),
             t.c.url, t.c.time, t.c.note, t.c.excluded, t.c.excluded_reason, t.c.signature_id, t.c.pk)
-    q = select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk)
+    # In the order recorded, sorted here: SQLite walks a config's index in the order of
+    # each run's last write, nearly the order recorded, and would sort them all first.
+    q = select(*cols).where(t.c.investigation_id == iid)
     if config is not None:
         q = q.where(t.c.config == config)
     if run_id is not None:
@@ -167,7 +170,11 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
                                   excluded_reason, signature, pk))
     finally:
         result.close()
+    out.sort(key=_seq)
     return out
+
+
+_seq = attrgetter("seq")
 
 
 def _iso(when: Any) -> str:
