@@ -81,8 +81,12 @@ def _seen(ev) -> tuple:
 
 
 def _stored(memo: Memo) -> Memo:
-    """The memo as the knowledge base gives it back: its pieces through JSON text."""
-    pieces = {name: json.loads(json.dumps([reads, data])) for name, (reads, data) in memo.pieces.items()}
+    """The memo as the knowledge base gives it back: what each piece read through JSON
+    text, its data through msgpack (``triage.kb.pieces``)."""
+    from msgspec import msgpack
+
+    pieces = {name: [json.loads(json.dumps(reads)), msgpack.decode(msgpack.encode(data))]
+              for name, (reads, data) in memo.pieces.items()}
     again = Memo({n: (p[0], p[1]) for n, p in pieces.items()}, memo.key)
     again.code = memo.code
     return again

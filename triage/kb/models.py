@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Index, LargeBinary, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -292,3 +292,17 @@ class EvaluationPiece(SQLModel, table=True):
     # msgpack: texts as they are (a piece names thousands of runs, and JSON escaped
     # the separator between each two), read back four times faster than JSON
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class ConfigRuns(SQLModel, table=True):
+    """Each config's runs in numbers, kept by every writer of runs (see
+    :mod:`triage.kb.configruns`): what an evaluation reads to tell which
+    configs changed, without an index entry per run."""
+
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    config: str = Field(primary_key=True)
+    first_pk: int
+    count: int
+    max_pk: int
+    max_updated: datetime
+    times: int = Field(sa_column=Column(BigInteger, nullable=False))  # the sum of write times, in milliseconds

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from triage.errors import InputError
+from triage.kb import configruns
 from triage.kb import models as m
 from triage.kb.db import _msgspec_encode, _utc, json_text, lock_investigation, now
 
@@ -100,8 +101,10 @@ def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -
                 if k != "created_at":
                     setattr(obj, k, v)
         s.flush()
+        configruns.refresh(s, iid, [data.config])
         return obj, created
     s.execute(stmt, values)
+    configruns.refresh(s, iid, [data.config])
     obj = s.execute(select(m.Run).where(t.c.investigation_id == iid, t.c.run_id == data.run_id,
                                         t.c.config == data.config).execution_options(populate_existing=True)).scalars().one()
     return obj, created
@@ -257,7 +260,11 @@ class RunWriter:
         return new, older
 
     def done(self) -> None:
-        """After the last batch: objects the session holds are stale now."""
+        """After the last batch: each written investigation's configs in numbers
+        (:mod:`triage.kb.configruns`), worked out again; objects the session
+        holds are stale now."""
+        for iid in sorted(self._loaded):
+            configruns.refresh(self.s, iid)
         self.s.expire_all()
 
 
@@ -273,11 +280,17 @@ def delete_runs(s: Session, runs: Sequence[m.Run], because: str) -> None:
     from triage.ingest.records import run_to_record
 
     at = now()
+    written: dict[str, set[str]] = {}
+    for iid in sorted({r.investigation_id for r in runs}):
+        lock_investigation(s, iid)
     for r in runs:
         s.add(m.RunDeletion(investigation_id=r.investigation_id, run_id=r.run_id, config=r.config,
                             because=because, record=run_to_record(r), at=at))
+        written.setdefault(r.investigation_id, set()).add(r.config)
         s.delete(r)
     s.flush()
+    for iid, configs in sorted(written.items()):
+        configruns.refresh(s, iid, configs)
 
 
 def run_deletions(s: Session, iid: str) -> list[m.RunDeletion]:

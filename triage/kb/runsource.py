@@ -2,8 +2,8 @@
 
 Each config's fingerprint is its runs' count, largest key, newest write and
 the sum of their write times (``updated_at``, which every write of a run
-sets): one grouped query over an index gives them all, without reading a
-run.  The sum sees a run written with an earlier time than the newest (a
+sets), as every writer of runs keeps them (:mod:`triage.kb.configruns`):
+one small read gives them all, without an index entry per run.  The sum sees a run written with an earlier time than the newest (a
 runner whose clock is behind, an older record imported), which the newest
 write alone would not.
 """
@@ -15,10 +15,12 @@ from decimal import Decimal
 
 from typing import Any, Optional
 
-from sqlalchemy import Integer, cast, func, select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
+from triage.kb import configruns
 from triage.kb import models as m
+from triage.kb.configruns import times_sum
 from triage.kb.investigations import run_records
 from triage.rules.records import RunRec
 from triage.rules.source import Token, config_and_keys, digest
@@ -27,14 +29,11 @@ from triage.rules.source import Token, config_and_keys, digest
 class DbSource:
     def __init__(self, s: Session, iid: str) -> None:
         self._s, self._iid = s, iid
-        t = m.Run.__table__
-        self._times = _times(s, t.c.updated_at)
-        q = (select(t.c.config, func.count(), func.min(t.c.pk), func.max(t.c.pk), func.max(t.c.updated_at),
-                    self._times).where(t.c.investigation_id == iid).group_by(t.c.config))
-        rows = sorted(s.execute(q).all(), key=lambda row: row[2])  # by each config's first run
-        self._configs = [row[0] for row in rows]
-        self._fps = {row[0]: f"{row[1]}:{row[3]}:{row[4]}:{row[5]!r}" for row in rows}
-        self._now = {row[0]: (row[1], row[5]) for row in rows}  # count and sum of write times
+        self._times = times_sum(s, m.Run.__table__.c.updated_at)
+        rows = configruns.stored(s, iid)  # by each config's first run
+        self._configs = [config for config, *_ in rows]
+        self._fps = {config: f"{n}:{top}:{newest}:{times!r}" for config, _, n, top, newest, times in rows}
+        self._now = {config: (n, times) for config, _, n, _, _, times in rows}  # count and sum of write times
         self._tops: dict[tuple[str, str], Optional[int]] = {}  # (config, fingerprint) -> _since
         self._by_config: dict[str, list[RunRec]] = {}
         self._by_id: dict[str, list[RunRec]] = {}
@@ -194,10 +193,3 @@ def _number(text: str) -> Decimal:
         text = text[len("Decimal("):-1].strip("'")
     return Decimal(text)
 
-
-def _times(s: Session, column: Any) -> Any:
-    """The sum of a timestamp column in whole milliseconds (exact: integers), in the session's dialect."""
-    if s.get_bind().dialect.name == "postgresql":
-        return func.sum(func.round(func.extract("epoch", column) * 1000))
-    millis = func.round((func.julianday(column) - 2440587.5) * 86400000.0)
-    return func.sum(cast(millis, Integer))
