@@ -3,16 +3,15 @@
 Each config's fingerprint is its runs' count, largest key, newest write and
 the sum of their write times (``updated_at``, which every write of a run
 sets), as every writer of runs keeps them (:mod:`triage.kb.configruns`):
-one small read gives them all, without an index entry per run.  The sum sees a run written with an earlier time than the newest (a
-runner whose clock is behind, an older record imported), which the newest
-write alone would not.
+one small read gives them all, without an index entry per run.  The sum
+sees a run written with an earlier time than the newest (a runner whose
+clock is behind, an older record imported), which the newest write alone
+would not.
 """
 
 from __future__ import annotations
 
 import heapq
-from decimal import Decimal
-
 from typing import Any, Optional
 
 from sqlalchemy import func, select
@@ -118,17 +117,18 @@ class DbSource:
         return top
 
     def _work_out_since(self, config: str, fingerprint: str) -> Optional[int]:
-        count, top, was = 0, 0, Decimal(0)
+        count, top, was = 0, 0, 0
         if fingerprint:
             head, _, times = fingerprint.rpartition(":")
             count_text, top_text, _ = head.split(":", 2)
-            count, top, was = int(count_text), int(top_text), _number(times)
+            count, top, was = int(count_text), int(top_text), int(times)
         t = m.Run.__table__
         q = (select(func.count(), self._times)
              .where(t.c.investigation_id == self._iid, t.c.config == config, t.c.pk > top))
         added, added_times = self._s.execute(q).one()
         now_count, now_times = self._now[config]
-        if count + added != now_count or was + Decimal(str(added_times or 0)) != Decimal(str(now_times)):
+        # whole milliseconds: an int, or PostgreSQL's numeric of one (an exact int())
+        if count + added != now_count or was + int(added_times or 0) != now_times:
             return None
         return top
 
@@ -185,11 +185,3 @@ class DbSource:
 
     def __repr__(self) -> Any:
         return f"DbSource({self._iid!r}, {len(self._configs)} configs)"
-
-
-def _number(text: str) -> Decimal:
-    """A sum of write times as a fingerprint text holds it: an int's repr, or a Decimal's (PostgreSQL)."""
-    if text.startswith("Decimal("):
-        text = text[len("Decimal("):-1].strip("'")
-    return Decimal(text)
-

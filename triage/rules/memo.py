@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Optional, Sequence, TypeVar
 
+from msgspec.msgpack import encode as _pack
+
 from triage.rules.keys import SEP, Keys, keys_text
 from triage.rules.records import BisectState, Confound, EvidenceItem, PointState
 from triage.rules.source import Token
@@ -132,10 +134,8 @@ def fingerprint(data: Any) -> str:
     millisecond; ``repr`` escaped every separator first, 15 times slower), anything
     else as its ``repr``."""
     try:
-        from msgspec.msgpack import encode
-
-        raw = encode(data)
-    except (ImportError, TypeError, ValueError, OverflowError):  # pragma: no cover - plain data here
+        raw = _pack(data)
+    except (TypeError, ValueError, OverflowError):  # not plain: an object, an int past 64 bits
         raw = repr(data).encode()
     return hashlib.sha256(raw).hexdigest()[:24]
 
