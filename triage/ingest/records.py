@@ -210,7 +210,9 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
     if _decode_line is None:
         return None
     raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
-    if len(raw) > (limits.get("text") if most is None else most) or _NUL[0] in raw or _NUL[1] in raw:
+    # find, not ``in``: bytes' ``in`` first tries the operand as a byte value (an int)
+    # and raises and clears a TypeError for every line
+    if len(raw) > (limits.get("text") if most is None else most) or raw.find(_NUL[0]) >= 0 or raw.find(_NUL[1]) >= 0:
         return None  # the slow path names the field
     try:
         rec = _astuple(_decode_line(line))
