@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from operator import attrgetter
 from typing import Any, Optional, Sequence
 
@@ -152,7 +153,8 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     metrics_of: dict[str, dict] = {}
     provenance_of: dict[str, dict] = {}
     texts: dict[str, str] = {}
-    out = []
+    out: list[Any] = []
+    append, text = out.append, texts.setdefault
     result = s.execute(q)
     try:
         cursor = result.cursor  # the driver's rows as they are: no result processing per row and column
@@ -165,9 +167,14 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
                 pp = provenance_of.get(provenance)
                 if pp is None:
                     pp = provenance_of[provenance] = {k: str(v) for k, v in decode(provenance).items()}
-                out.append(RunRec(run_id, texts.setdefault(config, config), texts.setdefault(status, status), mm, pp,
-                                  url, _iso(when) if when is not None else None, note, bool(excluded),
-                                  excluded_reason, signature, pk))
+                if when is not None:  # SQLite's text as SQLAlchemy writes it (YYYY-MM-DD HH:MM:SS.ffffff, UTC)
+                    if type(when) is str and len(when) == 26 and when[10] == " " and when[19] == ".":
+                        when = (when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:])
+                                + "+00:00")
+                    else:
+                        when = _iso(when)
+                append(RunRec(run_id, text(config, config), text(status, status), mm, pp, url, when, note,
+                              bool(excluded), excluded_reason, signature, pk))
     finally:
         result.close()
     out.sort(key=_seq)
@@ -179,13 +186,9 @@ _seq = attrgetter("seq")
 
 def _iso(when: Any) -> str:
     """A run's time as the ORM gives it (UTC, ``datetime.isoformat``), from the
-    driver's value: SQLite's text as SQLAlchemy writes it (``YYYY-MM-DD
-    HH:MM:SS.ffffff``, UTC), or a ``datetime``."""
-    from datetime import datetime, timezone
-
+    driver's value: a ``datetime``, or text (SQLite's, in a form other than
+    the one :func:`run_records` turns into this itself)."""
     if isinstance(when, str):
-        if len(when) == 26 and when[10] == " " and when[19] == ".":
-            return when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:]) + "+00:00"
         when = datetime.fromisoformat(when)
     return (when.replace(tzinfo=timezone.utc) if when.utcoffset() is None
             else when.astimezone(timezone.utc)).isoformat()
