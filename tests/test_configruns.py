@@ -78,20 +78,28 @@ def test_kept_numbers_equal_the_runs_after_every_kind_of_write(cli, rules_dir, t
         assert kept == fresh, (step, op)
 
 
-def test_a_knowledge_base_from_before_the_table_reads_the_runs_until_its_next_write(cli, rules_dir, tmp_path):
-    from triage.kb import configruns, store
-    from triage.kb import models as m
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_upgrade_works_out_the_numbers_of_investigations_written_before_the_table(cli, rules_dir, tmp_path,
+                                                                                      backend):
+    """A knowledge base left at schema 0007 before its investigation's next write
+    (the table empty, the old index there) holds every config's numbers once upgraded."""
+    import contextlib
 
-    url = f"sqlite:///{tmp_path / 'kb.sqlite'}"
-    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
-    with store.session(url) as s:
-        s.execute(m.ConfigRuns.__table__.delete())  # as migration 0007 leaves it
-    with store.session(url) as s:
-        iid = store.find_investigation(s, 30433, None).id
-        from_runs = configruns.stored(s, iid)
-        assert len(from_runs) > 5
-    # one config written: every config is worked out, so that what is kept is whole
-    assert cli("--db", url, "add-run", "--pr", "30433", "--run-id", "x1", "--config", CONFIGS[0],
-               "--status", "failed", "--metric", "gsm8k=0.88/1319").code == 0
-    kept, fresh = _both(url)
-    assert kept == fresh and len(kept) == len(from_runs)
+    from sqlalchemy import create_engine, text
+
+    with _database() if backend == "postgres" else contextlib.nullcontext(f"sqlite:///{tmp_path / 'kb.sqlite'}") as url:
+        assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+        engine = create_engine(url)
+        with engine.begin() as c:  # back to 0007, as a knowledge base written before the table left it
+            c.execute(text("DELETE FROM configruns"))
+            c.execute(text("CREATE INDEX ix_run_investigation_updated ON run (investigation_id, updated_at)"))
+            c.execute(text("UPDATE meta SET value = '7' WHERE key = 'schema_version'"))
+        engine.dispose()
+        from triage.kb.db import _engines
+
+        for u in [u for u in _engines if u == url]:
+            _engines.pop(u).dispose()
+        r = cli("--db", url, "db", "upgrade")
+        assert r.code == 0 and "from schema version 7" in r.out, r.err
+        kept, fresh = _both(url)
+        assert kept == fresh and len(kept) > 5

@@ -9,9 +9,11 @@ run: 60 ms at 100,000 runs, on every command that evaluates.  So the numbers
 are kept in ``configruns``, a row per config, worked out again by the same
 query, restricted to the configs written, by every writer of runs
 (``upsert_run``, the import's ``RunWriter``, ``delete_runs``) under the
-investigation's lock, in the writer's transaction.  An investigation without
-rows (one written before the table existed) is worked out whole on its next
-write; until then the readers ask the grouped query.
+investigation's lock, in the writer's transaction.  Migration 0008 worked out
+the investigations written before the table existed; should one still have
+runs and no rows, its next write works it out whole, and until then the
+readers ask the grouped query.  The snapshot's fingerprint
+(:mod:`triage.kb.snapshot`) reads the numbers too.
 """
 
 from __future__ import annotations

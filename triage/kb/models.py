@@ -59,7 +59,6 @@ class Run(SQLModel, table=True):
 
     __table_args__ = (
         UniqueConstraint("investigation_id", "run_id", "config", name="uq_run_identity"),
-        Index("ix_run_investigation_updated", "investigation_id", "updated_at"),
         # a config's runs, and an evaluation's fingerprint of them: count, largest key, newest write,
         # from the index alone (one index: a second over (investigation, config) only slowed writes)
         Index("ix_run_investigation_config_updated", "investigation_id", "config", "updated_at"),

@@ -3,23 +3,26 @@
 An evaluation is a pure function of an investigation's rule files (and the
 shared ones: signatures), its runs, its manual evidence and the code of the
 engine and renderer.  :func:`fingerprint` sums those up in a few indexed
-queries whose cost does not grow with the number of runs read (an
-aggregate over the run table's index) nor with other investigations; a
-snapshot is used only while its fingerprint is the current one.
+queries whose cost does not grow with the number of runs (an aggregate over
+a row per config) nor with other investigations; a snapshot is used only
+while its fingerprint is the current one.
 
 What is checked, and why it is enough:
 
 - rule files: the content hash of every loaded file (``rule_source``);
-- runs: their count, the largest primary key and the newest ``updated_at``
-  (every write of a run sets it: add-run, import, exclude, include);
+- runs: their count, the largest primary key, the newest ``updated_at`` and
+  the sum of every ``updated_at`` (every write of a run sets it: add-run,
+  import, exclude, include), as every writer of runs keeps them per config
+  (:mod:`triage.kb.configruns`);
 - manual evidence: its count and largest primary key (it is only added);
 - code: the version, and the hashes an installed wheel's ``RECORD`` lists
   for the package's files (else the size and modification time of every
   module of the package and of the shipped templates).
 
-An import may replace a run with a record older than its config's newest run,
-which none of these show: an evaluation that re-derived anything or changed a
-status drops the stored view (:func:`drop`), and the next report builds it again.
+An import may replace a run with a record older than its config's newest
+run, which only the sum of write times shows: an evaluation that re-derived
+anything or changed a status drops the stored view as well (:func:`drop`), and
+the next report builds it again.
 """
 
 from __future__ import annotations
@@ -70,11 +73,13 @@ def stamp_of(root: Path, version: str) -> str:
 
 def fingerprint(s: Session, iid: str) -> str:
     """What an evaluation of ``iid`` would be derived from, as one hash."""
-    run, manual = m.Run.__table__, m.ManualEvidence.__table__
+    runs, manual = m.ConfigRuns.__table__, m.ManualEvidence.__table__
+    mine = runs.c.investigation_id == iid
     counts = select(
-        select(func.count()).select_from(run).where(run.c.investigation_id == iid).scalar_subquery(),
-        select(func.max(run.c.pk)).where(run.c.investigation_id == iid).scalar_subquery(),
-        select(func.max(run.c.updated_at)).where(run.c.investigation_id == iid).scalar_subquery(),
+        select(func.sum(runs.c.count)).where(mine).scalar_subquery(),
+        select(func.max(runs.c.max_pk)).where(mine).scalar_subquery(),
+        select(func.max(runs.c.max_updated)).where(mine).scalar_subquery(),
+        select(func.sum(runs.c.times)).where(mine).scalar_subquery(),
         select(func.count()).select_from(manual).where(manual.c.investigation_id == iid).scalar_subquery(),
         select(func.max(manual.c.pk)).where(manual.c.investigation_id == iid).scalar_subquery(),
     )
