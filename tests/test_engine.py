@@ -556,3 +556,20 @@ def test_repeats_that_disagree_are_warned_about():
     assert not [w for w in ev.warnings if w.kind == "repeats"]
     ev = evaluate(inv(runs=[run("1", "eager", 0.883, provenance=same), run("2", "eager", 0.879, provenance=same)]))
     assert not [w for w in ev.warnings if w.kind == "repeats"]
+
+
+def test_a_run_is_valid_exactly_when_it_has_no_reason_to_be_invalid():
+    """``Context.valid`` is the quick form of ``invalid_reason(run) is None``."""
+    from itertools import product
+
+    from triage.rules.schema import INVALID_STATUSES, STATUSES
+
+    sigs = {"blob": SignatureInfo("blob", "infra", "log purged", "re-run")}
+    ctx = Context(inv(signatures=sigs))
+    seen = set()
+    for status, excluded, signature, note in product(STATUSES, (False, True), (None, "", "blob", "unknown"),
+                                                     (None, "a note")):
+        run = RunRec("1", "c", status, excluded=excluded, excluded_reason=None, signature=signature, note=note)
+        assert ctx.valid(run) == (ctx.invalid_reason(run) is None), run
+        seen.add(ctx.valid(run))
+    assert seen == {True, False} and set(INVALID_STATUSES) < set(STATUSES)

@@ -143,9 +143,9 @@ def _with_marks(ps: PointState, marks: list[BisectMark]) -> PointState:
 def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
     if not runs:
         return PointState(label, "untested")
-    skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if ctx.invalid_reason(r) is not None]
+    skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if not ctx.valid(r)]
     skipped_text = "; ".join(f"{r.run_id} {why}" for r, why in skipped)
-    valid = [r for r in runs if ctx.invalid_reason(r) is None]
+    valid = [r for r in runs if ctx.valid(r)]
     singles = _judge_each(b, ctx, valid)
     verdicts = {res.value for _, res in singles}
     if V.TRUE in verdicts and V.FALSE in verdicts:

@@ -75,7 +75,7 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
                  or cond.count is not None or cond.distinct is not None
                  or not (cond.all or cond.any or cond.not_ is not None))
         sel = list(ctx.runs) if looks else []
-    anything = any(ctx.invalid_reason(r) is None for r in sel)  # before the status filter, for counting
+    anything = any(ctx.valid(r) for r in sel)  # before the status filter, for counting
     explicitly_invalid: set[str] = set()
     if cond.status is not None:
         wanted = {cond.status} if isinstance(cond.status, str) else set(cond.status)
@@ -84,11 +84,10 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
     sub_sel = None if free else sel
     valid, invalid = [], []
     for r in sel:
-        why = ctx.invalid_reason(r)
-        if why is None or (r.status in explicitly_invalid and not r.excluded):
+        if ctx.valid(r) or (r.status in explicitly_invalid and not r.excluded):
             valid.append(r)
         else:
-            invalid.append((r.key, why))
+            invalid.append((r.key, ctx.invalid_reason(r)))
 
     results: list[Result] = []
     if cond.min_runs is not None and len(valid) < cond.min_runs:
@@ -235,7 +234,7 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         elif isinstance(target, str):
             ref, rlabel = ctx.refs.get(target, (None, target))
         else:
-            runs = [r for r in ctx.select(target) if ctx.invalid_reason(r) is None and ctx.has_metric(r, metric)]
+            runs = [r for r in ctx.select(target) if ctx.valid(r) and ctx.has_metric(r, metric)]
             compared = set(keys)
             own = [r for r in runs if r.key in compared]
             runs = [r for r in runs if r.key not in compared]

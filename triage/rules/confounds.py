@@ -34,7 +34,7 @@ def base_run(recipe: RecipeSpec, ctx: Context) -> Optional[RunRec]:
         runs = ctx.by_config.get(recipe.base, [])
     else:
         return None
-    runs = [r for r in runs if ctx.invalid_reason(r) is None]
+    runs = [r for r in runs if ctx.valid(r)]
     return sorted(runs, key=_run_order)[-1] if runs else None
 
 

@@ -24,6 +24,9 @@ FAIL_RATE = "fail_rate"
 _NO_SETTINGS = MetricSpec()
 
 
+_INVALID = frozenset(INVALID_STATUSES)
+
+
 class Context:
     def __init__(self, inv: Investigation) -> None:
         self.inv = inv
@@ -144,6 +147,11 @@ class Context:
                 f"binomial band; declare its scale (metrics: {{{name}: {{scale: 100}}}} for a percentage)")
 
     # -- runs -------------------------------------------------------------
+    def valid(self, run: RunRec) -> bool:
+        """Whether a run can decide anything: :meth:`invalid_reason` is None,
+        without making the reason (the engine asks this of every run many times)."""
+        return not run.excluded and not run.signature and run.status not in _INVALID
+
     def invalid_reason(self, run: RunRec, brief: bool = False) -> Optional[str]:
         """Why a run cannot decide anything, or None for a valid run."""
         if run.excluded:
@@ -240,7 +248,7 @@ class Context:
             runs = self.named(ref.run)
         else:
             runs = self.by_config.get(ref.config, [])
-        runs = [r for r in runs if self.invalid_reason(r) is None and self.has_metric(r, metric)]
+        runs = [r for r in runs if self.valid(r) and self.has_metric(r, metric)]
         if not runs:
             return None, f"{name} (no valid run yet)"
         if ref.run is not None:  # one run: the newest if its id names several

@@ -189,7 +189,7 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
 def _no_number(hyp: str, rule: str, cond: Condition, runs: Any, ctx: Context) -> list[EvidenceItem]:
     """A valid run without the number a prediction compares: inconclusive, never silently nothing."""
     metric = cond.metric or ctx.spec.metric
-    bare = [r for r in runs if ctx.invalid_reason(r) is None and metric not in r.metrics]
+    bare = [r for r in runs if ctx.valid(r) and metric not in r.metrics]
     if not bare or not cond.comparisons():
         return []
     who = ", ".join(f"{r.run_id} ({r.status})" for r in bare)

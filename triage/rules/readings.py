@@ -90,7 +90,7 @@ def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable
     metric = ctx.spec.metric
     ignore = set(ctx.spec.ignore_provenance)
     if valid is None:
-        valid = lambda r: ctx.invalid_reason(r) is None  # noqa: E731
+        valid = ctx.valid
     out: dict[str, dict[tuple, Group]] = into if into is not None else {}
     seen: dict[int, tuple] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its key
     for r in runs:

@@ -97,7 +97,7 @@ def _rule_waits(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
             configs = [cond.config] if isinstance(cond.config, str) else list(cond.config or [])
             has = any(_has_data(ctx, c, metric) for c in configs)
         else:
-            has = any(ctx.invalid_reason(r) is None and metric in r.metrics for r in ctx.select(cond))
+            has = any(ctx.valid(r) and metric in r.metrics for r in ctx.select(cond))
         return _missing(cond, ctx) if has else []
     subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
     return list(dict.fromkeys(w for sub in subs for w in _rule_waits(sub, ctx)))
