@@ -85,7 +85,9 @@ def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> list[tuple[R
     seen: dict[tuple, Result] = {}
     out = []
     for r in runs:
-        key = (r.config, r.status, tuple(r.metrics.items()), tuple(r.provenance.items()))
+        # runs that recorded the same metrics or provenance share one mapping (as read): by
+        # identity, which holds while the runs do; equal mappings of two reads are judged twice
+        key = (r.config, r.status, id(r.metrics), id(r.provenance))
         res = seen.get(key)
         if res is None:
             res = seen[key] = _judge(b, ctx, [r])
