@@ -87,7 +87,7 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
         if ctx.valid(r) or (r.status in explicitly_invalid and not r.excluded):
             valid.append(r)
         else:
-            invalid.append((r.key, ctx.invalid_reason(r)))
+            invalid.append((r.key, r.config, ctx.invalid_reason(r, brief=True)))
 
     results: list[Result] = []
     if cond.min_runs is not None and len(valid) < cond.min_runs:

@@ -75,15 +75,8 @@ def _reason(summary: Optional[str], res: Result) -> str:
 
 
 def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[EvidenceItem]:
-    entries = []
-    for key, _ in res.invalid:
-        # Look the run up by its key: a run id or config may itself hold a "/".
-        run = ctx.by_key.get(key)
-        config = run.config if run is not None else key.partition("/")[2]
-        why = ctx.invalid_reason(run, brief=True) if run is not None else "invalid"
-        entries.append((key, config, why))
     out = []
-    for (config, why), keys in group_runs(entries).items():  # one item for runs that say the same thing
+    for (config, why), keys in group_runs(res.invalid).items():  # one item for runs that say the same thing
         many = f"{len(keys):,} runs of " if len(keys) > 1 else ""
         text = f"{many}{ctx.short(config)} {why}: never rules anything out"
         out.append(EvidenceItem(hyp, rule, "inconclusive", text, tuple(keys), ("invalid-run",), summary=text))

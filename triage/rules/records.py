@@ -233,7 +233,7 @@ class Result:
     value: V
     parts: list[str] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
-    invalid: list[tuple[str, str]] = field(default_factory=list)
+    invalid: list[tuple[str, str, str]] = field(default_factory=list)  # (run key, config, why in a few words)
     needed: list[str] = field(default_factory=list)
     measure: Optional[Measure] = None
     short: list[str] = field(default_factory=list)
