@@ -37,6 +37,7 @@ class DbSource:
         self._by_config: dict[str, list[RunRec]] = {}
         self._by_id: dict[str, list[RunRec]] = {}
         self._id_fps: dict[str, str] = {}
+        self._ids_indexed = False  # _by_id holds every run of _all
         self._all: Optional[list[RunRec]] = None
 
     def all(self) -> list[RunRec]:
@@ -61,10 +62,14 @@ class DbSource:
     def run_id(self, run_id: str) -> list[RunRec]:
         runs = self._by_id.get(run_id)
         if runs is None:
-            if self._all is not None:
-                runs = [r for r in self._all if r.run_id == run_id]
-            else:
-                runs = run_records(self._s, self._iid, run_id=run_id)
+            if self._all is not None:  # every run at hand: index them by run id, once
+                if not self._ids_indexed:
+                    by_id: dict[str, list[RunRec]] = {}
+                    for r in self._all:
+                        by_id.setdefault(r.run_id, []).append(r)
+                    self._by_id, self._ids_indexed = by_id, True
+                return self._by_id.get(run_id, [])
+            runs = run_records(self._s, self._iid, run_id=run_id)
             self._by_id[run_id] = runs
         return runs
 
