@@ -93,13 +93,18 @@ def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable
         valid = ctx.valid
     out: dict[str, dict[tuple, Group]] = into if into is not None else {}
     seen: dict[int, tuple] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its key
+    config, groups = None, {}  # the runs of one config come one after another: its groups at hand
     for r in runs:
         if metric in r.metrics and valid(r):
             prov = seen.get(id(r.provenance))
             if prov is None:
                 prov = seen[id(r.provenance)] = tuple(sorted(
                     (k, v) for k, v in r.provenance.items() if k not in ignore))
-            groups = out.setdefault(r.config, {})
+            if r.config != config:
+                config = r.config
+                groups = out.get(config)
+                if groups is None:
+                    groups = out[config] = {}
             value, n = r.metrics[metric]
             g = groups.get(prov)
             if g is None:
