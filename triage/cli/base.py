@@ -209,8 +209,6 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False) -> tu
     memo = pieces.load(s, inv.id, snapshot.code_stamp())
     if full:
         memo.stored = {}
-    if not memo.stored:  # every piece is worked out, from every run: read them in one pass over the table
-        bundle.source.all()  # (config by config, each config's runs are a row lookup apiece)
     ev = evaluate(bundle, memo)
     pieces.save(s, inv.id, memo)
     changed = store.store_evaluation(s, inv.id, ev)
