@@ -1,0 +1,124 @@
+"""Benchmark: the import's work counted in instructions, against the baseline script's.
+
+    .venv/bin/python bench/bench_instructions.py [--records N] [--at M]
+
+Wall-clock ratios on a shared machine move by more than the changes worth
+measuring; instructions (``valgrind --tool=callgrind``) do not. Counted for
+the whole command, as a process:
+
+  triage   ``triage import`` of the first N/2 and of the first N records of
+           the 100k benchmark's runs, into a knowledge base that already has
+           its rule files loaded;
+  baseline ``bench_report.py``'s ``json.loads`` + ``executemany`` script on
+           the same two files.
+
+The difference between the two counts is what N/2 more records cost (start-up
+and the costs of each config fall out), which gives the count at M records
+(default 100,000: the issue's size) and the ratio triage / baseline there,
+which must be at most 2 (exit 3 above it, 1 when a command fails). Time runs
+somewhat above this ratio (a larger working set).
+
+Repeatable enough: ``PYTHONHASHSEED=0`` (hash randomisation moved the counts
+by about 1.5%; what is left moves them by tens of millions, so the larger
+import must be large: 1,000 records at the least), and every command runs in
+a directory of its own, outside the checkout: ``python -m triage`` imports
+the package from the current directory first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_report import BASELINE_IMPORT, OUT, PY, build  # noqa: E402
+from common import compile_bytecode, print_rows, verdict  # noqa: E402
+
+LIMIT = 2.0
+
+
+def instructions(cmd: list[str], cwd: Path) -> int:
+    """The instructions a command executes, counted by callgrind."""
+    env = dict(os.environ, PYTHONHASHSEED="0", TRIAGE_CACHE=str(cwd / "cache"))
+    done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cwd / 'callgrind.out'}", *cmd],
+                          cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed under valgrind ({done.returncode}): {done.stderr[-2000:]}")
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from callgrind: {done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def count_import(records: Path, work: Path, rules: Path) -> int:
+    """``triage import`` of ``records`` into a new knowledge base that knows its rule files."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    shutil.copytree(rules, work / "rules")
+    base = [PY, "-m", "triage", "--db", str(work / "kb.sqlite"), "--rules", str(work / "rules")]
+    env = dict(os.environ, TRIAGE_CACHE=str(work / "cache"))
+    subprocess.run([*base, "signatures", "list"], cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
+    return instructions([*base, "import", str(records)], work)
+
+
+def count_baseline(records: Path, work: Path, script: Path) -> int:
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return instructions([PY, str(script), str(records), str(work / "base.sqlite")], work)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=20_000, help="records of the larger import (default 20,000)")
+    ap.add_argument("--at", type=int, default=100_000, help="records to work the ratio out at (default 100,000)")
+    a = ap.parse_args()
+    if a.records < 1_000:
+        ap.error("--records: at least 1000 (the counts move by tens of millions from run to run)")
+    if shutil.which("valgrind") is None:
+        print("WRONG: valgrind is not installed (apt-get install -y valgrind)")
+        return 1
+    compile_bytecode()
+    size = 1_000 if a.records <= 1_000 else 100_000
+    kb = build(OUT / f"kb-{size}", size)
+    source = kb.parent / "runs.jsonl"
+    half = a.records // 2
+    with tempfile.TemporaryDirectory(prefix="bench-instructions-") as tmp:
+        tmpdir = Path(tmp)
+        lines = source.read_bytes().splitlines(keepends=True)
+        if len(lines) < a.records:
+            print(f"WRONG: {source} has {len(lines)} records, fewer than {a.records}")
+            return 1
+        small, large = tmpdir / "half.jsonl", tmpdir / "all.jsonl"
+        small.write_bytes(b"".join(lines[:half]))
+        large.write_bytes(b"".join(lines[:a.records]))
+        script = tmpdir / "baseline.py"
+        script.write_text(BASELINE_IMPORT)
+        t1, tn = (count_import(f, tmpdir / "triage", kb.parent / "rules") for f in (small, large))
+        b1, bn = (count_baseline(f, tmpdir / "baseline", script) for f in (small, large))
+    more = a.records - half
+    per_t, per_b = (tn - t1) / more, (bn - b1) / more
+    at_t, at_b = tn + per_t * (a.at - a.records), bn + per_b * (a.at - a.records)
+    ratio = at_t / at_b
+    g = lambda n: f"{n / 1e9:.2f} G"  # noqa: E731
+    print_rows([
+        (f"triage import, {half:,} records", g(t1)),
+        (f"triage import, {a.records:,} records", f"{g(tn)} ({per_t:,.0f} a record more)"),
+        (f"baseline, {half:,} records", g(b1)),
+        (f"baseline, {a.records:,} records", f"{g(bn)} ({per_b:,.0f} a record more)"),
+        (f"at {a.at:,} records", f"{g(at_t)} vs {g(at_b)}: ratio {ratio:.2f} (limit {LIMIT:g})"),
+    ])
+    wrong = [] if per_t > 0 and per_b > 0 else ["the counts do not grow with the records"]
+    over = [f"import: {ratio:.2f} × the baseline's instructions at {a.at:,} records (limit {LIMIT:g})"] \
+        if ratio > LIMIT else []
+    return verdict(over, wrong)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
