@@ -10,10 +10,9 @@ are kept in ``configruns``, a row per config, worked out again by the same
 query, restricted to the configs written, by every writer of runs
 (``upsert_run``, the import's ``RunWriter``, ``delete_runs``) under the
 investigation's lock, in the writer's transaction.  Migration 0008 worked out
-the investigations written before the table existed; should one still have
-runs and no rows, its next write works it out whole, and until then the
-readers ask the grouped query.  The snapshot's fingerprint
-(:mod:`triage.kb.snapshot`) reads the numbers too.
+the investigations written before the table existed, so every investigation
+with runs has its rows.  The snapshot's fingerprint (:mod:`triage.kb.snapshot`)
+reads the numbers too.
 """
 
 from __future__ import annotations
@@ -44,12 +43,10 @@ def _grouped(s: Session, iid: str, configs: Optional[list[str]] = None) -> Any:
 
 def stored(s: Session, iid: str) -> list[tuple]:
     """``(config, first key, count, largest key, newest write, sum of write times)``
-    for each config with runs, by its first run: as kept, or (none kept yet) from the runs."""
+    for each config with runs, by its first run, as kept."""
     c = m.ConfigRuns.__table__
     rows = s.execute(select(c.c.config, c.c.first_pk, c.c.count, c.c.max_pk, c.c.max_updated, c.c.times)
                      .where(c.c.investigation_id == iid)).all()
-    if not rows:
-        rows = s.execute(_grouped(s, iid)).all()
     return sorted(((config, first, n, top, newest, int(times or 0)) for config, first, n, top, newest, times in rows),
                   key=lambda row: row[1])
 
@@ -59,10 +56,6 @@ def refresh(s: Session, iid: str, configs: Optional[Iterable[str]] = None) -> No
     from its runs, after a write of them; the caller holds the investigation."""
     c = m.ConfigRuns.__table__
     some = sorted(set(configs)) if configs is not None else None
-    if some is not None:
-        kept = s.execute(select(func.count()).select_from(c).where(c.c.investigation_id == iid)).scalar()
-        if not kept:
-            some = None  # none kept yet: all of them, so that what is kept is whole
     gone = delete(c).where(c.c.investigation_id == iid)
     s.execute(gone.where(c.c.config.in_(some)) if some is not None else gone)
     q = _grouped(s, iid, some)

@@ -19,7 +19,6 @@ from sqlmodel import Session
 
 from triage.kb import configruns
 from triage.kb import models as m
-from triage.kb.configruns import times_sum
 from triage.kb.investigations import run_records
 from triage.rules.records import RunRec
 from triage.rules.source import Token, config_and_keys, digest
@@ -28,7 +27,7 @@ from triage.rules.source import Token, config_and_keys, digest
 class DbSource:
     def __init__(self, s: Session, iid: str) -> None:
         self._s, self._iid = s, iid
-        self._times = times_sum(s, m.Run.__table__.c.updated_at)
+        self._times = configruns.times_sum(s, m.Run.__table__.c.updated_at)
         rows = configruns.stored(s, iid)  # by each config's first run
         self._configs = [config for config, *_ in rows]
         self._fps = {config: f"{n}:{top}:{newest}:{times!r}" for config, _, n, top, newest, times in rows}
@@ -37,7 +36,7 @@ class DbSource:
         self._by_config: dict[str, list[RunRec]] = {}
         self._by_id: dict[str, list[RunRec]] = {}
         self._id_fps: dict[str, str] = {}
-        self._ids_indexed = False  # _by_id holds every run of _all
+        self._all_by_id: Optional[dict[str, list[RunRec]]] = None  # the runs of _all by run id
         self._all: Optional[list[RunRec]] = None
 
     def all(self) -> list[RunRec]:
@@ -63,12 +62,11 @@ class DbSource:
         runs = self._by_id.get(run_id)
         if runs is None:
             if self._all is not None:  # every run at hand: index them by run id, once
-                if not self._ids_indexed:
-                    by_id: dict[str, list[RunRec]] = {}
+                if self._all_by_id is None:
+                    self._all_by_id = {}
                     for r in self._all:
-                        by_id.setdefault(r.run_id, []).append(r)
-                    self._by_id, self._ids_indexed = by_id, True
-                return self._by_id.get(run_id, [])
+                        self._all_by_id.setdefault(r.run_id, []).append(r)
+                return self._all_by_id.get(run_id, [])
             runs = run_records(self._s, self._iid, run_id=run_id)
             self._by_id[run_id] = runs
         return runs
