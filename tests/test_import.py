@@ -280,3 +280,85 @@ def test_any_note_the_knowledge_base_takes_survives_a_csv_round_trip(cli, rules_
     r = cli("add-run", "--pr", "30433", "--run-id", "1", "--config", "c", "--note", "x" * ((1 << 20) + 1))
     assert r.code == 2
     assert r.err.strip() == "Error: --note: 1,048,577 characters, more than 1,048,576; TRIAGE_MAX_TEXT raises the limit"
+
+
+def _indexes(path: Path) -> list[tuple]:
+    con = sqlite3.connect(path)
+    try:
+        return con.execute("select name, sql from sqlite_master where type = 'index' and tbl_name = 'run' "
+                           "order by name").fetchall()
+    finally:
+        con.close()
+
+
+def _renamed(prefix: str) -> list[str]:
+    """The bundled records, as new runs (each run id prefixed)."""
+    recs = [json.loads(x) for x in EXAMPLE_RUNS.read_text().splitlines()]
+    return [json.dumps(rec | {"run_id": prefix + rec["run_id"]}) for rec in recs]
+
+
+def _rebuilt(monkeypatch) -> list[int]:
+    """How many indexes each import's writer had dropped, to build again at its end."""
+    from triage.kb.runs import RunWriter
+
+    seen: list[int] = []
+    done = RunWriter.done
+
+    def spy(self):
+        seen.append(len(self._rebuild))
+        return done(self)
+
+    monkeypatch.setattr(RunWriter, "done", spy)
+    return seen
+
+
+def test_a_large_import_builds_the_run_indexes_after_writing(cli, rules_dir, tmp_path, monkeypatch):
+    """An import at least as large as the run table (and of at least REBUILD_AT
+    records) drops the run table's secondary indexes and builds them at the
+    end: the same indexes, the same runs and the same report as one that
+    inserts into them run by run."""
+    from triage.ingest import importer
+    from triage.kb import runs
+
+    seen = _rebuilt(monkeypatch)
+    monkeypatch.setattr(importer, "BATCH", 7)
+    assert cli("--db", str(tmp_path / "plain.sqlite"), "import", str(EXAMPLE_RUNS)).code == 0
+    monkeypatch.setattr(runs, "REBUILD_AT", 10)
+    r = cli("--db", str(tmp_path / "bulk.sqlite"), "import", str(EXAMPLE_RUNS))
+    assert r.code == 0 and "33 new" in r.out, r.err
+    assert seen == [0, 2]
+    assert _indexes(tmp_path / "bulk.sqlite") == _indexes(tmp_path / "plain.sqlite")
+    assert len(_indexes(tmp_path / "bulk.sqlite")) >= 3  # the unique one, and the two dropped and built again
+    assert _export(cli, "--db", str(tmp_path / "bulk.sqlite")) == _export(cli, "--db", str(tmp_path / "plain.sqlite"))
+    report = [cli("--db", str(tmp_path / db), "report", "--pr", "30433", "--format", "json").out
+              for db in ("bulk.sqlite", "plain.sqlite")]
+    assert report[0] == report[1]
+
+
+def test_a_small_import_into_a_larger_table_keeps_the_indexes(cli, seeded, tmp_path, monkeypatch):
+    from triage.kb import runs
+
+    seen = _rebuilt(monkeypatch)
+    monkeypatch.setattr(runs, "REBUILD_AT", 10)
+    (tmp_path / "twelve.jsonl").write_text("\n".join(_renamed("new-")[:12]) + "\n")
+    r = cli("import", str(tmp_path / "twelve.jsonl"))
+    assert r.code == 0 and "12 new" in r.out, r.err
+    assert seen == [0]  # 12 records into 33 runs: inserted into the indexes as they are
+
+
+def test_a_failed_large_import_leaves_the_indexes_as_they_were(cli, seeded, tmp_path, monkeypatch):
+    from triage.ingest import importer
+    from triage.kb import runs
+
+    seen = _rebuilt(monkeypatch)
+    before, rows = _indexes(tmp_path / "kb.sqlite"), _export(cli)
+    monkeypatch.setattr(runs, "REBUILD_AT", 5)
+    monkeypatch.setattr(importer, "BATCH", 5)
+    lines = _renamed("a-") + _renamed("b-")  # 66 records, more than the 33 runs held: the first batch drops the indexes
+    lines[40] = lines[40].replace('"status": "', '"status": "fine-', 1)
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n")
+    r = cli("import", str(tmp_path / "many.jsonl"))
+    assert r.code == 2 and "many.jsonl:41: --status" in r.err, r.err
+    assert seen == []  # it failed before building them again: the rollback restores them
+    assert _indexes(tmp_path / "kb.sqlite") == before
+    assert _export(cli) == rows

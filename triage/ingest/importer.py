@@ -140,6 +140,10 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
         writer = store.RunWriter(s, overwrite=overwrite)
         known: set[str] = set()
         for numbers, records in (_csv_batches if fmt == "csv" else _jsonl_batches)(fh, path):
+            if not result.total and total:  # the first batch: how many records the file holds, about
+                read = _position(fh)
+                if read:
+                    writer.expect(total * len(records) // read)
             named = {r[0] for r in records}
             if None in named:
                 records = [r if r[0] else (default_investigation,) + tuple(r[1:]) for r in records]
