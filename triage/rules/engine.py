@@ -22,7 +22,7 @@ recipe stands; and ranks what to run next.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterable, Optional, Sequence
 
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
@@ -31,6 +31,7 @@ from triage.rules.context import Context, num
 from triage.rules.discriminate import exclusive_conflicts, undistinguished
 from triage.rules.evidence import (
     _flagged,
+    _prediction_condition,
     _prediction_evidence,
     _rule_evidence,
     derive_status,
@@ -76,22 +77,12 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     ``memo``: the pieces of an earlier evaluation, reused where what they read
     is unchanged (:mod:`triage.rules.memo`); it holds this evaluation's pieces
     afterwards.  The result is the same with or without it."""
-    ctx = Context(inv)
-    if memo is not None:
-        ctx.memo = memo
-    ctx.memo.start(_key(inv, ctx))
+    ctx = _context(inv, memo)
     per_config = [facts(config, ctx) for config in ctx.source.configs()]
     ctx.warn_unscaled([u for f in per_config for u in f.unscaled])
-    piece = ctx.memo.piece
     # Bisects first: rules and predictions may read them ({bisect: ID, first_bad: P}).
     bisects = evaluate_bisects(inv.bisects, ctx)
-    items: list[EvidenceItem] = []
-    for rule in inv.rules:
-        items += piece(ctx, f"r:{rule.id}", lambda: _rule_evidence(rule, ctx), EVIDENCE)
-    for recipe in inv.recipes:
-        for hyp, pred in recipe.predicts.items():
-            items += piece(ctx, f"p:{recipe.id}\x1f{hyp}", lambda: _prediction_evidence(recipe, hyp, pred, ctx),
-                           EVIDENCE)
+    items = _evidence_pieces(inv, ctx)
     for ev in inv.evidence:
         by = f" ({ev.author})" if ev.author else ""
         items.append(EvidenceItem(ev.hypothesis, "manual", ev.verdict, ev.because + by, tuple(ev.runs), ("manual",),
@@ -112,8 +103,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
             seen.add(k)
             unique.append(e)
     # Evidence resting on a confounded run stays, marked.
-    confounds = [c for recipe in inv.recipes
-                 for c in piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)]
+    confounds = _confound_pieces(inv, ctx)
     confounded = {c.run for c in confounds}
     items = [_flagged(e, "confounded") if confounded and not confounded.isdisjoint(e.runs) else e for e in unique]
 
@@ -182,6 +172,73 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     invalid = InvalidRuns([f.invalid for f in per_config])
     return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
                       states, confounds, next_level, invalid)
+
+
+def _context(inv: Investigation, memo: Optional[Memo]) -> Context:
+    ctx = Context(inv)
+    if memo is not None:
+        ctx.memo = memo
+    ctx.memo.start(_key(inv, ctx))
+    return ctx
+
+
+def _evidence_pieces(inv: Investigation, ctx: Context) -> list[EvidenceItem]:
+    """What the rules and the recipes' predictions say, a piece each."""
+    piece = ctx.memo.piece
+    items: list[EvidenceItem] = []
+    for rule in inv.rules:
+        items += piece(ctx, f"r:{rule.id}", lambda: _rule_evidence(rule, ctx), EVIDENCE)
+    for recipe in inv.recipes:
+        for hyp, pred in recipe.predicts.items():
+            items += piece(ctx, f"p:{recipe.id}\x1f{hyp}", lambda: _prediction_evidence(recipe, hyp, pred, ctx),
+                           EVIDENCE)
+    return items
+
+
+def _confound_pieces(inv: Investigation, ctx: Context) -> list[Confound]:
+    return [c for recipe in inv.recipes
+            for c in ctx.memo.piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)]
+
+
+def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, bool]]:
+    """The pieces an evaluation may have worked out ahead of it (:func:`work_ahead`),
+    as units named like their pieces: the bisects (``b``, one unit: they read
+    each other), each rule, prediction and recipe's confounds, then each of
+    ``configs``' facts.  With each, whether it reads a bisect: only where the
+    bisects were worked out can it be."""
+    out: list[tuple[str, bool]] = [("b", False)] if inv.bisects else []
+    out += [(f"r:{rule.id}", bool(rule.when.bisects())) for rule in inv.rules]
+    out += [(f"p:{recipe.id}\x1f{hyp}", bool(_prediction_condition(pred, recipe)[0].bisects()))
+            for recipe in inv.recipes for hyp, pred in recipe.predicts.items()]
+    out += [(f"c:{recipe.id}", False) for recipe in inv.recipes]
+    return out + [(f"f:{config}", False) for config in configs]
+
+
+def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
+    """Work out these units of an evaluation (:func:`ahead_units`, taken one at a
+    time: another process may be taking others) ahead of it, for an
+    :func:`evaluate` to take in (:meth:`Memo.adopt`).  They are left in
+    ``memo.pieces``, named in ``memo.worked``, under ``memo.key``."""
+    ctx = _context(inv, memo)
+    piece = memo.piece
+    rules = {f"r:{rule.id}": rule for rule in inv.rules}
+    predictions = {f"p:{recipe.id}\x1f{hyp}": (recipe, hyp, pred)
+                   for recipe in inv.recipes for hyp, pred in recipe.predicts.items()}
+    recipes = {f"c:{recipe.id}": recipe for recipe in inv.recipes}
+    for name in units:
+        if name == "b":
+            evaluate_bisects(inv.bisects, ctx)
+        elif name in rules:
+            rule = rules[name]
+            piece(ctx, name, lambda: _rule_evidence(rule, ctx), EVIDENCE)
+        elif name in predictions:
+            recipe, hyp, pred = predictions[name]
+            piece(ctx, name, lambda: _prediction_evidence(recipe, hyp, pred, ctx), EVIDENCE)
+        elif name in recipes:
+            recipe = recipes[name]
+            piece(ctx, name, lambda: confounds_of(recipe, ctx), CONFOUNDS)
+        elif name.startswith("f:"):
+            facts(name[2:], ctx)
 
 
 def _first(entry: tuple) -> int:

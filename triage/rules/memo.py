@@ -45,15 +45,34 @@ class Memo:
         self.pieces: dict[str, tuple[Reads, Any]] = {}  # name -> (reads, encoded data), every piece of this one
         self.worked: list[str] = []  # the pieces worked out (not reused), in order
         self._values: dict[str, Any] = {}  # name -> the piece's value, in this evaluation
+        # Pieces of the next evaluation worked out ahead of it (adopt()), and their key;
+        # ``claim(name)``, when set, is told of each piece about to be worked out.
+        self.ahead: dict[str, tuple[Reads, Any]] = {}
+        self._ahead_key: Optional[str] = None
+        self.claim: Optional[Callable[[str], None]] = None
 
     def start(self, key: str) -> None:
         """Begin an evaluation under ``key``: stored pieces of another key are dropped."""
         if key != self.key:
             self.stored = {}
         self.key = key
+        if key != self._ahead_key:
+            self.ahead = {}
+        self._ahead_key = None  # the pieces taken in are for this evaluation only
         self.pieces = {}
         self.worked = []
         self._values = {}
+
+    def adopt(self, key: str, pieces: Mapping[str, tuple[Reads, Any]]) -> None:
+        """Take in pieces of the next evaluation worked out ahead of it, under
+        ``key`` (:func:`triage.rules.engine.work_ahead`, here or in another
+        process).  If the evaluation's key is the same, each is used where what
+        it read holds, like a stored piece, and counts as worked out in it: it is
+        new to the knowledge base."""
+        if key != self._ahead_key:
+            self.ahead = {}
+            self._ahead_key = key
+        self.ahead.update(pieces)
 
     def piece(self, ctx: "Context", name: str, compute: Callable[[], T], codec: "Codec[T]",
               update: Optional[Callable[[T, list], Optional[T]]] = None) -> T:
@@ -66,7 +85,12 @@ class Memo:
             for kind, what, fp in self.pieces.get(name, ([], None))[0]:
                 ctx.read((kind, what), fp)
             return self._values[name]
-        kept = self.stored.get(name)
+        if self.claim is not None:
+            self.claim(name)
+        kept = self.ahead.get(name)
+        ahead = kept is not None
+        if not ahead:
+            kept = self.stored.get(name)
         if not self.keep and kept is None:  # nothing to keep: no need to note what it reads
             value = self._values[name] = codec.decode(codec.encode(compute()))
             self.worked.append(name)
@@ -75,6 +99,8 @@ class Memo:
             reads, data = kept
             for kind, what, fp in reads:  # what it read, for a piece around this one
                 ctx.read((kind, what), fp)
+            if ahead:
+                self.worked.append(name)
         else:
             made = _updated(ctx, kept, codec, update) if update is not None and kept is not None else None
             if made is not None:
@@ -124,8 +150,8 @@ def track(ctx: "Context") -> Iterator[dict[Token, str]]:
     ctx._tracks.append(seen)
     try:
         yield seen
-    finally:
-        ctx._tracks.remove(seen)
+    finally:  # this one, not another that holds the same reads (list.remove compares by ==)
+        del ctx._tracks[next(i for i, x in enumerate(ctx._tracks) if x is seen)]
 
 
 def fingerprint(data: Any) -> str:
