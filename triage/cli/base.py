@@ -195,10 +195,12 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
         yield lambda completed: bar.update(task, completed=completed)
 
 
-def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False) -> tuple[Any, Any, dict]:
+def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
+              helper: Any = None) -> tuple[Any, Any, dict]:
     """Evaluate and store, re-deriving only the pieces whose runs changed since the
     last evaluation (``full``: every piece).  ``runs``: the bundle also holds
-    every run (for a view of them)."""
+    every run (for a view of them).  ``helper``: a process working out part of
+    the pieces (:mod:`triage.kb.parallel`)."""
     from triage.kb import pieces, snapshot, store
     from triage.kb.runsource import DbSource
     from triage.rules.engine import evaluate
@@ -209,6 +211,8 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False) -> tu
     memo = pieces.load(s, inv.id, snapshot.code_stamp())
     if full:
         memo.stored = {}
+    if helper is not None:
+        helper.help(bundle, memo)
     ev = evaluate(bundle, memo)
     pieces.save(s, inv.id, memo)
     changed = store.store_evaluation(s, inv.id, ev)

@@ -226,7 +226,7 @@ def import_(
     from the file is kept. The investigation is evaluated once, after the import.
     """
     from triage.ingest.importer import guess_format, import_file
-    from triage.kb import store
+    from triage.kb import configruns, parallel, store
 
     fmt = guess_format(file, format)
     url, _ = _open(create=True)
@@ -237,10 +237,24 @@ def import_(
         with _progress(f"importing {file}", total) as update:
             tick = (lambda done, _size: update(done)) if update is not None else None
             result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick, overwrite=overwrite)
+        # A replaced run may keep its config's count, largest id and newest write
+        # (a record older than the config's newest run): re-derive every piece.
+        full = bool(result.updated)
+        apart = parallel.worth_it(result.created + result.updated)
+        if not apart:  # in the import's transaction
+            for iid in result.investigations:
+                _evaluate(s, store.find_investigation(s, ident=iid), full=full)
+        else:
+            configs = {iid: [row[0] for row in configruns.stored(s, iid)] for iid in result.investigations}
+    if apart:  # the runs are committed; each evaluation in two processes, in a transaction of its own
         for iid in result.investigations:
-            # A replaced run may keep its config's count, largest id and newest write
-            # (a record older than the config's newest run): re-derive every piece.
-            _evaluate(s, store.find_investigation(s, ident=iid), full=bool(result.updated))
+            helper = parallel.start(url, iid, configs[iid], full=full)
+            try:
+                with store.session(url) as s:
+                    _evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper)
+            finally:
+                if helper is not None:
+                    helper.close()
     older = f", {result.older} older (kept the newer)" if result.older else ""
     typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
 

@@ -203,6 +203,33 @@ def session(url: str) -> Iterator[Session]:
             raise
 
 
+def read_engine(url: str) -> Engine:
+    """An engine whose connections only read, each transaction from one
+    snapshot, and never wait for a writer: on SQLite, query-only connections
+    whose transactions begin deferred (in WAL mode a reader does not wait for
+    the writer's lock); on PostgreSQL, read-only repeatable-read transactions.
+    Not pooled.  For a process that reads beside this one's writer
+    (:mod:`triage.kb.parallel`); the knowledge base was prepared already."""
+    from sqlalchemy.pool import NullPool
+
+    if url.startswith("sqlite"):
+        _bind_as_is()
+        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT}, poolclass=NullPool)
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _: Any) -> None:
+            dbapi_conn.isolation_level = None
+            dbapi_conn.execute("PRAGMA query_only=ON")  # a write fails at once instead of waiting for the lock
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.connection.dbapi_connection.execute("BEGIN")
+
+        return engine
+    engine = create_engine(url, poolclass=NullPool, isolation_level="REPEATABLE READ")
+    return engine.execution_options(postgresql_readonly=True)
+
+
 def lock_investigation(s: Session, iid: str) -> None:
     """Hold the investigation for this transaction: a row lock on PostgreSQL
     (``SELECT ... FOR UPDATE``); on SQLite the transaction holds the write

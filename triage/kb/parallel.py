@@ -1,0 +1,210 @@
+"""An evaluation in two processes, for the large ones.
+
+A whole evaluation of a large investigation (the one after an import of
+100,000 runs) is mostly pieces that need no other (:mod:`triage.rules.memo`):
+each bisect, rule, prediction and recipe's confounds, and what each config's
+runs say.  :func:`start` forks a helper process; both then work out these
+units (:func:`triage.rules.engine.ahead_units`), the helper from the first
+(the bisects, which rules may read) on, this process from the last (configs'
+facts) back, each taking a unit by marking it in memory both share, until
+they meet.  A unit that reads a bisect is the helper's.  The helper reads
+from a snapshot of its own and sends what it worked out, encoded as stored
+pieces are, through a pipe; this process then takes in both its own pieces
+and the helper's (:meth:`~triage.rules.memo.Memo.adopt`), and its evaluation
+uses each only where what it read holds, like any stored piece: a helper
+that read another snapshot, failed or died costs time, never a different
+evaluation.
+
+Only where it pays and is safe: Linux (``fork``), two CPUs or more, no other
+thread in this process, and at least
+:data:`PARALLEL_RUNS` runs written (``TRIAGE_PARALLEL_RUNS`` sets the number,
+``off`` turns it off).  No connection to the knowledge base crosses the fork:
+:func:`start` closes this process's first, and the helper opens its own,
+read-only (:func:`~triage.kb.db.read_engine`).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sys
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+#: Runs written at least, for an import to evaluate in two processes.
+PARALLEL_RUNS = 20_000
+
+_FREE, _MINE, _HELPERS = 0, 1, 2  # whose each unit is, in the shared flags
+_MAX_UNITS = 1 << 16  # units shared at most; any after them this process's evaluation works out
+
+
+def worth_it(runs: int) -> bool:
+    """Whether an evaluation after writing ``runs`` runs is worth a helper."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return False
+    if len(os.sched_getaffinity(0)) < 2:
+        return False
+    import threading
+
+    if threading.active_count() > 1:  # a fork copies the other threads' locks, held or not
+        return False
+    raw = os.environ.get("TRIAGE_PARALLEL_RUNS", "").strip().lower()
+    if raw == "off":
+        return False
+    at = int(raw) if raw.isdigit() and int(raw) > 0 else PARALLEL_RUNS
+    return runs >= at
+
+
+class _Units:
+    """An evaluation's units (:func:`~triage.rules.engine.ahead_units`) and, in memory
+    both processes share, whose each one is: the helper takes them from the
+    first on, this process from the last back, and they meet in the middle.  Two
+    that take one unit at the same moment both work it out: time lost, nothing
+    else."""
+
+    def __init__(self, inv: Any, configs: list[str], flags: mmap.mmap) -> None:
+        from triage.rules.engine import ahead_units
+
+        self.units = ahead_units(inv, configs)
+        self._index = {name: i for i, (name, _) in enumerate(self.units)}
+        self._flags = flags
+
+    def take(self, order: Iterable[int], who: int, *, bisects: bool) -> Iterator[str]:
+        """The units not taken yet, in ``order``, taken as they are handed out
+        (``bisects``: units that read a bisect too)."""
+        flags = self._flags
+        for i in order:
+            if i < len(flags) and flags[i] == _FREE and (bisects or not self.units[i][1]):
+                flags[i] = who
+                yield self.units[i][0]
+
+    def claim(self, who: int) -> Callable[[str], None]:
+        """For ``memo.claim``: a unit worked out inside another (a config's facts, for a
+        rule or a recipe) is taken too."""
+        index, flags = self._index, self._flags
+
+        def taken(name: str) -> None:
+            i = index.get(name, -1)
+            if 0 <= i < len(flags) and flags[i] == _FREE:
+                flags[i] = who
+        return taken
+
+
+class Helper:
+    """The helper process of one evaluation, as this process sees it."""
+
+    def __init__(self, pid: int, fd: int, flags: mmap.mmap, configs: list[str]) -> None:
+        self._pid, self._fd, self._flags, self._configs = pid, fd, flags, configs
+        self.adopted = 0  # pieces of the helper's taken in (for tests and benchmarks)
+
+    def help(self, inv: Any, memo: Any) -> None:
+        """Before ``memo``'s evaluation of ``inv``: work out the units the helper has
+        not taken, from the last back, then take in what both worked out."""
+        from triage.rules.engine import work_ahead
+
+        units = _Units(inv, self._configs, self._flags)
+        memo.claim = units.claim(_MINE)
+        try:
+            work_ahead(inv, memo, units.take(range(len(units.units) - 1, -1, -1), _MINE, bisects=False))
+        finally:
+            memo.claim = None
+        key = memo.key
+        own = {name: memo.pieces[name] for name in memo.worked}
+        theirs = self._collect()
+        memo.adopt(key, own)
+        if theirs is not None and theirs[0] == key:
+            memo.adopt(key, theirs[1])
+            self.adopted = len(theirs[1])
+
+    def _collect(self) -> Optional[tuple[str, dict]]:
+        """Wait for the helper: its key and pieces, if it finished well."""
+        if self._pid == 0:
+            return None
+        chunks = []
+        try:
+            while chunk := os.read(self._fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            status = self._reap()
+        if status != 0:
+            return None
+        from msgspec import DecodeError
+        from msgspec.msgpack import decode
+
+        try:
+            key, pieces = decode(b"".join(chunks))
+        except (DecodeError, ValueError):
+            return None
+        return key, {name: (reads, data) for name, (reads, data) in pieces.items()}
+
+    def close(self) -> None:
+        """Stop the helper if it is still at work (this process's evaluation failed)."""
+        if self._pid != 0:
+            try:
+                os.kill(self._pid, 9)
+            except ProcessLookupError:
+                pass
+            self._reap()
+
+    def _reap(self) -> int:
+        pid, self._pid = self._pid, 0
+        os.close(self._fd)
+        self._flags.close()
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status)
+
+
+def start(url: str, iid: str, configs: list[str], *, full: bool = False) -> Optional[Helper]:
+    """Fork a helper for the evaluation of ``iid`` about to begin (``configs``: the
+    investigation's configs, as its runs source lists them).  This process's
+    connections are closed first.  None when the fork fails."""
+    from triage.kb.db import dispose_engines
+
+    dispose_engines()
+    flags = mmap.mmap(-1, _MAX_UNITS)  # shared with the helper, all _FREE
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        flags.close()
+        return None
+    if pid == 0:  # the helper: never returns to the caller
+        code = 1
+        try:
+            os.close(r)
+            _work(url, iid, configs, flags, w, full)
+            code = 0
+        except BaseException:  # noqa: BLE001 - the evaluation does the work itself
+            pass
+        finally:
+            os._exit(code)
+    os.close(w)
+    return Helper(pid, r, flags, configs)
+
+
+def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, fd: int, full: bool) -> None:
+    """The helper's part: work ahead from a read-only snapshot, send the pieces worked out."""
+    from msgspec.msgpack import encode
+    from sqlmodel import Session
+
+    from triage.kb import pieces, snapshot
+    from triage.kb.db import read_engine
+    from triage.kb.investigations import load_bundle
+    from triage.kb.models import Investigation
+    from triage.kb.runsource import DbSource
+    from triage.rules.engine import work_ahead
+
+    with Session(read_engine(url)) as s:
+        bundle = load_bundle(s, s.get(Investigation, iid), runs=False)
+        bundle.source = DbSource(s, iid)
+        memo = pieces.load(s, iid, snapshot.code_stamp())
+        if full:
+            memo.stored = {}
+        units = _Units(bundle, configs, flags)
+        memo.claim = units.claim(_HELPERS)
+        work_ahead(bundle, memo, units.take(range(len(units.units)), _HELPERS, bisects=True))
+    made = {name: memo.pieces[name] for name in memo.worked}
+    data = memoryview(encode([memo.key, made]))
+    while data:
+        data = data[os.write(fd, data):]
