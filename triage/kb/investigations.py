@@ -130,8 +130,6 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     """The engine's view of an investigation's runs (those of one config, or of
     one run id), in the order recorded, read with Core: no ORM objects for what
     may be a hundred thousand rows."""
-    from triage.rules.engine import RunRec
-
     from sqlalchemy import Text, cast
 
     t = m.Run.__table__
@@ -147,6 +145,24 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
         q = q.where(t.c.run_id == run_id)
     if where is not None:  # a further condition on the run table's columns
         q = q.where(where(t))
+    result = s.execute(q)
+    try:
+        cursor = result.cursor  # the driver's rows as they are: no result processing per row and column
+        out = runs_of_rows(iter(lambda: cursor.fetchmany(10_000), []))
+    finally:
+        result.close()
+    out.sort(key=_seq)
+    return out
+
+
+def runs_of_rows(batches: Any) -> list[Any]:
+    """The engine's runs from stored rows, given in batches: ``(run_id, config, status,
+    metrics, provenance, url, time, note, excluded, excluded_reason, signature_id,
+    pk)``, the JSON columns as their text and times as the database gives them
+    back.  The one way a run is read: from the knowledge base (:func:`run_records`)
+    or from rows about to be written (:mod:`triage.kb.parallel`)."""
+    from triage.rules.engine import RunRec
+
     decode = _json_decode()
     # Runs that recorded the same metrics or provenance share one (read-only) mapping, and
     # runs of one config or status one text: a hundred thousand runs hold a few hundred of each.
@@ -155,29 +171,23 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     texts: dict[str, str] = {}
     out: list[Any] = []
     append, text = out.append, texts.setdefault
-    result = s.execute(q)
-    try:
-        cursor = result.cursor  # the driver's rows as they are: no result processing per row and column
-        while rows := cursor.fetchmany(10_000):
-            for (run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature,
-                 pk) in rows:
-                mm = metrics_of.get(metrics)
-                if mm is None:
-                    mm = metrics_of[metrics] = {k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()}
-                pp = provenance_of.get(provenance)
-                if pp is None:
-                    pp = provenance_of[provenance] = {k: str(v) for k, v in decode(provenance).items()}
-                if when is not None:  # SQLite's text as SQLAlchemy writes it (YYYY-MM-DD HH:MM:SS.ffffff, UTC)
-                    if type(when) is str and len(when) == 26 and when[10] == " " and when[19] == ".":
-                        when = (when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:])
-                                + "+00:00")
-                    else:
-                        when = _iso(when)
-                append(RunRec(run_id, text(config, config), text(status, status), mm, pp, url, when, note,
-                              bool(excluded), excluded_reason, signature, pk))
-    finally:
-        result.close()
-    out.sort(key=_seq)
+    for rows in batches:
+        for (run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature,
+             pk) in rows:
+            mm = metrics_of.get(metrics)
+            if mm is None:
+                mm = metrics_of[metrics] = {k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()}
+            pp = provenance_of.get(provenance)
+            if pp is None:
+                pp = provenance_of[provenance] = {k: str(v) for k, v in decode(provenance).items()}
+            if when is not None:  # SQLite's text as SQLAlchemy writes it (YYYY-MM-DD HH:MM:SS.ffffff, UTC)
+                if type(when) is str and len(when) == 26 and when[10] == " " and when[19] == ".":
+                    when = (when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:])
+                            + "+00:00")
+                else:
+                    when = _iso(when)
+            append(RunRec(run_id, text(config, config), text(status, status), mm, pp, url, when, note,
+                          bool(excluded), excluded_reason, signature, pk))
     return out
 
 

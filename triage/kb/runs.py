@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from sqlalchemy import func, select
 from sqlmodel import Session
@@ -264,18 +264,7 @@ class RunWriter:
                     self.s.execute(t.update().where(t.c.investigation_id == r[0], t.c.run_id == r[1],
                                                     t.c.config == r[2]).values(updated_at=r[14]))
             return new, older
-        stamp = self._stamp_value
-        time_ = self._time or _same
-        bool_ = self._bool or _same
-        enc = _msgspec_encode
-        if enc is None:  # pragma: no cover - msgspec is a dependency
-            values = [(r[0], r[1], r[2], r[3], json_text(r[4]), json_text(r[5]), r[6], r[7] and time_(r[7]), r[8],
-                       r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
-                      for r in latest.values()]
-        else:  # the same, with the encoder called directly: this is the import's inner loop
-            values = [(r[0], r[1], r[2], r[3], enc(r[4]).decode(), enc(r[5]).decode(), r[6], r[7] and time_(r[7]),
-                       r[8], r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
-                      for r in latest.values()]
+        values = self.stored(latest.values())
         if self._pick is not None:
             values = [tuple(v[i] for i in self._pick) for v in values]
         elif self._order is None:
@@ -284,6 +273,22 @@ class RunWriter:
         if values:
             self.conn.exec_driver_sql(self._sql, values)
         return new, older
+
+    def stored(self, rows: Iterable[tuple]) -> list[tuple]:
+        """Records (as :meth:`write` takes them) in their stored form, column by column
+        (:data:`RUN_COLUMNS`, ``created_at``, ``updated_at``): what the database is given."""
+        stamp = self._stamp_value
+        time_ = self._time or _same
+        bool_ = self._bool or _same
+        enc = _msgspec_encode
+        if enc is None:  # pragma: no cover - msgspec is a dependency
+            return [(r[0], r[1], r[2], r[3], json_text(r[4]), json_text(r[5]), r[6], r[7] and time_(r[7]), r[8],
+                     r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
+                    for r in rows]
+        # the same, with the encoder called directly: this is the import's inner loop
+        return [(r[0], r[1], r[2], r[3], enc(r[4]).decode(), enc(r[5]).decode(), r[6], r[7] and time_(r[7]),
+                 r[8], r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
+                for r in rows]
 
     def done(self) -> None:
         """After the last batch: each written investigation's configs in numbers
