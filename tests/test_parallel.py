@@ -120,22 +120,25 @@ def test_pieces_of_another_key_are_not_taken_and_taken_pieces_serve_once() -> No
 
 _SCRIPT = r"""
 import json, os, sys
-from triage.kb import parallel
+from triage.kb import alongside, parallel
 seen = {}
-if os.environ.get("HELPER_FAILS") == "raise":
-    def _work(*a, **k):
-        raise RuntimeError("the helper fails")
-    parallel._work = _work
-elif os.environ.get("HELPER_FAILS") == "die":
-    def _work(*a, **k):
-        os.kill(os.getpid(), 9)
-    parallel._work = _work
-help_ = parallel.Helper.help
-def help(self, inv, memo):
-    help_(self, inv, memo)
-    seen["adopted"] = self.adopted
-    seen["ahead"] = len(memo.ahead)
-parallel.Helper.help = help
+for module in (parallel, alongside):
+    if os.environ.get("HELPER_FAILS") == "raise":
+        def _work(*a, **k):
+            raise RuntimeError("the helper fails")
+        module._work = _work
+    elif os.environ.get("HELPER_FAILS") == "die":
+        def _work(*a, **k):
+            os.kill(os.getpid(), 9)
+        module._work = _work
+for cls, name in ((parallel.Helper, "adopted"), (alongside.Alongside, "alongside")):
+    def help(self, s, inv, memo, help_=cls.help, name=name):
+        help_(self, s, inv, memo)
+        seen[name] = self.adopted
+        seen["ahead"] = len(memo.ahead)
+    cls.help = help
+if os.environ.get("ALONGSIDE") == "off":
+    alongside.begin = lambda *a, **k: None
 from triage.cli import main
 try:
     main(sys.argv[1:])
@@ -144,12 +147,12 @@ finally:
 """
 
 
-def _import(db: str, rules: Path, env: dict[str, str]) -> dict:
-    done = subprocess.run([sys.executable, "-c", _SCRIPT, "--db", db, "--rules", str(rules), "import", str(EXAMPLE_RUNS)],
+def _import(db: str, rules: Path, env: dict[str, str], records: Path = EXAMPLE_RUNS, new: int = 33) -> dict:
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, "--db", db, "--rules", str(rules), "import", str(records)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "33 new" in done.stdout
+    assert f"{new} new" in done.stdout, done.stdout
     return json.loads(done.stderr.rsplit("HELPER ", 1)[1])
 
 
@@ -173,27 +176,72 @@ needs_fork = pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.s
                                 reason="the helper runs on Linux with two CPUs or more")
 
 
-@needs_fork
-def test_an_import_evaluated_by_two_processes_stores_and_reports_the_same(rules_dir, tmp_path) -> None:
-    alone = _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
-    assert alone == {}  # no helper
-    helped = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1"})
-    assert helped["adopted"] > 0 and helped["ahead"] > helped["adopted"]  # both worked, the helper's were taken in
-    a, b = _pieces(tmp_path / "alone.sqlite"), _pieces(tmp_path / "helped.sqlite")
+def _same_evaluation(a_db: Path, b_db: Path, rules: Path) -> None:
+    a, b = _pieces(a_db), _pieces(b_db)
     assert set(a) == set(b)
     # what each piece says is the same; what it read, the same runs (their write times differ)
     assert {n: x[1] for n, x in a.items() if n} == {n: x[1] for n, x in b.items() if n}
     reads = lambda p: {n: sorted((k, w) for k, w, _ in json.loads(x[0])) for n, x in p.items()}  # noqa: E731
     assert reads(a) == reads(b)
-    assert _report(str(tmp_path / "alone.sqlite"), rules_dir) == _report(str(tmp_path / "helped.sqlite"), rules_dir)
+    assert "written" not in {fp for x in b.values() for _, _, fp in json.loads(x[0])}  # no stand-in kept
+    assert _report(str(a_db), rules) == _report(str(b_db), rules)
+
+
+@needs_fork
+def test_an_import_evaluated_by_two_processes_stores_and_reports_the_same(rules_dir, tmp_path) -> None:
+    alone = _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
+    assert alone == {}  # no helper
+    helped = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "ALONGSIDE": "off"})
+    assert helped["adopted"] > 0 and helped["ahead"] > helped["adopted"]  # both worked, the helper's were taken in
+    _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
+
+
+@needs_fork
+def test_new_runs_evaluated_alongside_their_writes_store_and_report_the_same(rules_dir, tmp_path) -> None:
+    """Into an investigation without runs, the process reads the file itself while
+    this one writes: every piece comes from it, stamped with the knowledge base's
+    fingerprints, and the evaluation is the one a single process makes."""
+    _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
+    beside = _import(str(tmp_path / "beside.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1"})
+    assert beside["alongside"] == beside["ahead"] > 30 and "adopted" not in beside
+    _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "beside.sqlite", rules_dir)
+    # the next report reuses all of it
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, "--db", str(tmp_path / "beside.sqlite"), "--rules",
+                           str(rules_dir), "report", "--pr", "30433", "--full"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+@needs_fork
+@pytest.mark.parametrize("case", ["twice", "another"])
+def test_runs_whose_keys_cannot_be_known_are_evaluated_as_ever(rules_dir, tmp_path, case) -> None:
+    """A run twice in the file (the second updates the first) or runs of two
+    investigations: the knowledge base's keys are not the ones the process gave,
+    and nothing of it is taken in."""
+    lines = EXAMPLE_RUNS.read_text().splitlines()
+    if case == "twice":
+        lines.append(lines[3])
+    else:  # first, a run of the other bundled investigation
+        lines.insert(0, (ROOT / "examples" / "e2e-walltime.runs.jsonl").read_text().splitlines()[0])
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    new = 33 if case == "twice" else 34
+    _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"}, path, new)
+    beside = _import(str(tmp_path / "beside.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1"}, path, new)
+    assert beside["alongside"] == 0
+    _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "beside.sqlite", rules_dir)
 
 
 @needs_fork
 @pytest.mark.parametrize("fails", ["raise", "die"])
 def test_a_helper_that_fails_costs_time_not_the_evaluation(rules_dir, tmp_path, fails) -> None:
     _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
-    seen = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "HELPER_FAILS": fails})
+    seen = _import(str(tmp_path / "helped.sqlite"), rules_dir,
+                   {"TRIAGE_PARALLEL_RUNS": "1", "HELPER_FAILS": fails, "ALONGSIDE": "off"})
     assert seen["adopted"] == 0 and seen["ahead"] > 0  # only this process's own pieces
+    assert _report(str(tmp_path / "alone.sqlite"), rules_dir) == _report(str(tmp_path / "helped.sqlite"), rules_dir)
+    seen = _import(str(tmp_path / "beside.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "HELPER_FAILS": fails})
+    assert seen == {"alongside": 0, "ahead": 0}
     assert _report(str(tmp_path / "alone.sqlite"), rules_dir) == _report(str(tmp_path / "helped.sqlite"), rules_dir)
 
 
@@ -204,7 +252,7 @@ def test_two_processes_on_postgresql(rules_dir, tmp_path) -> None:
 
     with _database() as alone_url, _database() as helped_url:
         _import(alone_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
-        helped = _import(helped_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "1"})
+        helped = _import(helped_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "1"})  # (SQLite only: alongside the writes)
         assert helped["adopted"] > 0
         assert _report(alone_url, rules_dir) == _report(helped_url, rules_dir)
 

@@ -212,7 +212,7 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
     if full:
         memo.stored = {}
     if helper is not None:
-        helper.help(bundle, memo)
+        helper.help(s, bundle, memo)
     ev = evaluate(bundle, memo)
     pieces.save(s, inv.id, memo)
     changed = store.store_evaluation(s, inv.id, ev)

@@ -226,7 +226,7 @@ def import_(
     from the file is kept. The investigation is evaluated once, after the import.
     """
     from triage.ingest.importer import guess_format, import_file
-    from triage.kb import configruns, parallel, store
+    from triage.kb import alongside, configruns, parallel, store
 
     fmt = guess_format(file, format)
     url, _ = _open(create=True)
@@ -234,18 +234,29 @@ def import_(
     with store.session(url) as s:
         default = store.find_investigation(s, pr, repo).id if pr is not None else None
         total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
-        with _progress(f"importing {file}", total) as update:
-            tick = (lambda done, _size: update(done)) if update is not None else None
-            result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick, overwrite=overwrite)
-        # A replaced run may keep its config's count, largest id and newest write
-        # (a record older than the config's newest run): re-derive every piece.
-        full = bool(result.updated)
-        apart = parallel.worth_it(result.created + result.updated)
-        if not apart:  # in the import's transaction
-            for iid in result.investigations:
-                _evaluate(s, store.find_investigation(s, ident=iid), full=full)
-        else:
-            configs = {iid: [row[0] for row in configruns.stored(s, iid)] for iid in result.investigations}
+        writer = store.RunWriter(s, overwrite=overwrite)
+        # new runs of one investigation: evaluated by another process while they are written
+        beside = alongside.begin(s, file, fmt, default, writer)
+        try:
+            with _progress(f"importing {file}", total) as update:
+                tick = (lambda done, _size: update(done)) if update is not None else None
+                result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick,
+                                     overwrite=overwrite, writer=writer)
+            # A replaced run may keep its config's count, largest id and newest write
+            # (a record older than the config's newest run): re-derive every piece.
+            full = bool(result.updated)
+            apart = beside is None and parallel.worth_it(result.created + result.updated)
+            if beside is not None:
+                beside.written(result)
+            if not apart:  # in the import's transaction
+                for iid in result.investigations:
+                    _evaluate(s, store.find_investigation(s, ident=iid), full=full,
+                              helper=beside if beside is not None and iid == beside.iid else None)
+            else:
+                configs = {iid: [row[0] for row in configruns.stored(s, iid)] for iid in result.investigations}
+        finally:
+            if beside is not None:
+                beside.close()
     if apart:  # the runs are committed; each evaluation in two processes, in a transaction of its own
         for iid in result.investigations:
             helper = parallel.start(url, iid, configs[iid], full=full)

@@ -120,7 +120,7 @@ def _csv_batches(fh: Any, path: str) -> Iterator[Batch]:
 
 def import_file(s: Any, path: str, *, default_investigation: Optional[str] = None, fmt: Optional[str] = None,
                 progress: Optional[Callable[[int, Optional[int]], None]] = None,
-                overwrite: bool = False) -> ImportResult:
+                overwrite: bool = False, writer: Optional[store.RunWriter] = None) -> ImportResult:
     """Upsert every record of a file in the caller's transaction.
 
     A record never replaces a run stored with a newer ``updated_at``: it is
@@ -128,7 +128,8 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
     is held (:func:`~triage.kb.store.lock_investigation`) from its first
     record to the commit, so that the counts are true when imports run in
     parallel.  ``progress(bytes_read, file_size)`` is called after each
-    batch (the size is None for standard input).
+    batch (the size is None for standard input).  ``writer``: the session's
+    writer to use (made here if not given).
     """
     fmt = guess_format(path, fmt)
     result = ImportResult()
@@ -137,7 +138,8 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
     collect = gc.isenabled()
     gc.disable()  # the import makes many small objects and keeps them: collecting finds nothing
     try:
-        writer = store.RunWriter(s, overwrite=overwrite)
+        if writer is None:
+            writer = store.RunWriter(s, overwrite=overwrite)
         known: set[str] = set()
         for numbers, records in (_csv_batches if fmt == "csv" else _jsonl_batches)(fh, path):
             if not result.total and total:  # the first batch: how many records the file holds, about

@@ -89,34 +89,15 @@ class _Units:
         return taken
 
 
-class Helper:
-    """The helper process of one evaluation, as this process sees it."""
+class Process:
+    """A forked process that sends one msgpack message back and exits, as this process sees it."""
 
-    def __init__(self, pid: int, fd: int, flags: mmap.mmap, configs: list[str]) -> None:
-        self._pid, self._fd, self._flags, self._configs = pid, fd, flags, configs
-        self.adopted = 0  # pieces of the helper's taken in (for tests and benchmarks)
+    def __init__(self, pid: int, fd: int) -> None:
+        self._pid, self._fd = pid, fd
+        self.adopted = 0  # pieces of the other process's taken in (for tests and benchmarks)
 
-    def help(self, inv: Any, memo: Any) -> None:
-        """Before ``memo``'s evaluation of ``inv``: work out the units the helper has
-        not taken, from the last back, then take in what both worked out."""
-        from triage.rules.engine import work_ahead
-
-        units = _Units(inv, self._configs, self._flags)
-        memo.claim = units.claim(_MINE)
-        try:
-            work_ahead(inv, memo, units.take(range(len(units.units) - 1, -1, -1), _MINE, bisects=False))
-        finally:
-            memo.claim = None
-        key = memo.key
-        own = {name: memo.pieces[name] for name in memo.worked}
-        theirs = self._collect()
-        memo.adopt(key, own)
-        if theirs is not None and theirs[0] == key:
-            memo.adopt(key, theirs[1])
-            self.adopted = len(theirs[1])
-
-    def _collect(self) -> Optional[tuple[str, dict]]:
-        """Wait for the helper: its key and pieces, if it finished well."""
+    def collect(self) -> Optional[list]:
+        """Wait for the process: what it sent, if it finished well (None: it failed or died)."""
         if self._pid == 0:
             return None
         chunks = []
@@ -131,13 +112,13 @@ class Helper:
         from msgspec.msgpack import decode
 
         try:
-            key, pieces = decode(b"".join(chunks))
+            got = decode(b"".join(chunks))
         except (DecodeError, ValueError):
             return None
-        return key, {name: (reads, data) for name, (reads, data) in pieces.items()}
+        return got if isinstance(got, list) else None
 
     def close(self) -> None:
-        """Stop the helper if it is still at work (this process's evaluation failed)."""
+        """Stop the process if it is still at work (this process's evaluation failed)."""
         if self._pid != 0:
             try:
                 os.kill(self._pid, 9)
@@ -148,9 +129,78 @@ class Helper:
     def _reap(self) -> int:
         pid, self._pid = self._pid, 0
         os.close(self._fd)
-        self._flags.close()
+        self._closed()
         _, status = os.waitpid(pid, 0)
         return os.waitstatus_to_exitcode(status)
+
+    def _closed(self) -> None:
+        """What else to let go of once the process is gone."""
+
+
+def fork(work: Callable[[], Any]) -> Optional[tuple[int, int]]:
+    """Run ``work()`` in a forked process, which sends what it returns (msgpack) through a
+    pipe and exits, never returning to the caller: ``(pid, the pipe's end to read)``,
+    or None when the fork fails.  The process must not use any connection this one has."""
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            from msgspec.msgpack import encode
+
+            data = memoryview(encode(work()))
+            while data:
+                data = data[os.write(w, data):]
+            code = 0
+        except BaseException:  # noqa: BLE001 - the evaluation does the work itself
+            pass
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def pieces_of(got: list) -> tuple[str, dict]:
+    key, pieces = got[0], got[1]
+    return key, {name: (reads, data) for name, (reads, data) in pieces.items()}
+
+
+class Helper(Process):
+    """The helper process of one evaluation, as this process sees it."""
+
+    def __init__(self, pid: int, fd: int, flags: mmap.mmap, configs: list[str]) -> None:
+        super().__init__(pid, fd)
+        self._flags, self._configs = flags, configs
+
+    def help(self, s: Any, inv: Any, memo: Any) -> None:
+        """Before ``memo``'s evaluation of ``inv``: work out the units the helper has
+        not taken, from the last back, then take in what both worked out."""
+        from triage.rules.engine import work_ahead
+
+        units = _Units(inv, self._configs, self._flags)
+        memo.claim = units.claim(_MINE)
+        try:
+            work_ahead(inv, memo, units.take(range(len(units.units) - 1, -1, -1), _MINE, bisects=False))
+        finally:
+            memo.claim = None
+        key = memo.key
+        own = {name: memo.pieces[name] for name in memo.worked}
+        got = self.collect()
+        memo.adopt(key, own)
+        if got is not None:
+            theirs, pieces = pieces_of(got)
+            if theirs == key:
+                memo.adopt(key, pieces)
+                self.adopted = len(pieces)
+
+    def _closed(self) -> None:
+        self._flags.close()
 
 
 def start(url: str, iid: str, configs: list[str], *, full: bool = False) -> Optional[Helper]:
@@ -161,31 +211,15 @@ def start(url: str, iid: str, configs: list[str], *, full: bool = False) -> Opti
 
     dispose_engines()
     flags = mmap.mmap(-1, _MAX_UNITS)  # shared with the helper, all _FREE
-    r, w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(r)
-        os.close(w)
+    forked = fork(lambda: _work(url, iid, configs, flags, full))
+    if forked is None:
         flags.close()
         return None
-    if pid == 0:  # the helper: never returns to the caller
-        code = 1
-        try:
-            os.close(r)
-            _work(url, iid, configs, flags, w, full)
-            code = 0
-        except BaseException:  # noqa: BLE001 - the evaluation does the work itself
-            pass
-        finally:
-            os._exit(code)
-    os.close(w)
-    return Helper(pid, r, flags, configs)
+    return Helper(*forked, flags, configs)
 
 
-def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, fd: int, full: bool) -> None:
-    """The helper's part: work ahead from a read-only snapshot, send the pieces worked out."""
-    from msgspec.msgpack import encode
+def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) -> list:
+    """The helper's part: work ahead from a read-only snapshot; the pieces worked out."""
     from sqlmodel import Session
 
     from triage.kb import pieces, snapshot
@@ -204,7 +238,4 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, fd: int, ful
         units = _Units(bundle, configs, flags)
         memo.claim = units.claim(_HELPERS)
         work_ahead(bundle, memo, units.take(range(len(units.units)), _HELPERS, bisects=True))
-    made = {name: memo.pieces[name] for name in memo.worked}
-    data = memoryview(encode([memo.key, made]))
-    while data:
-        data = data[os.write(fd, data):]
+    return [memo.key, {name: memo.pieces[name] for name in memo.worked}]
