@@ -130,8 +130,11 @@ def _stat(path: str) -> tuple:
 
 def _first_record(path: str, size: int) -> tuple[Optional[dict], int]:
     """The file's first record, and about how many records it holds (from its first bytes)."""
-    with open(path, "rb") as fh:
-        sample = fh.read(_SAMPLE)
+    try:
+        with open(path, "rb") as fh:
+            sample = fh.read(_SAMPLE)
+    except OSError:  # the import says what is wrong with the file
+        return None, 0
     lines = sample.split(b"\n")
     whole = lines[:-1] if len(sample) == _SAMPLE else lines
     whole = [x for x in whole if x.strip()]
