@@ -87,9 +87,9 @@ class Alongside(Process):
             return False
         if _stat(self._path) != self._stat:
             return False
-        rows = configruns.stored(s, self.iid)
-        return bool(rows) and (sum(n for _, _, n, _, _, _ in rows) == count and min(first for _, first, *_ in rows) == self._base
-                and max(top for _, _, _, top, _, _ in rows) == self._base + count - 1)
+        rows = configruns.stored(s, self.iid)  # (config, first key, count, largest key, ...)
+        return (bool(rows) and sum(row[2] for row in rows) == count and min(row[1] for row in rows) == self._base
+                and max(row[3] for row in rows) == self._base + count - 1)
 
 
 def begin(s: Any, path: str, fmt: str, default: Optional[str], writer: Any) -> Optional[Alongside]:
@@ -106,6 +106,8 @@ def begin(s: Any, path: str, fmt: str, default: Optional[str], writer: Any) -> O
     if fmt != "jsonl" or path == "-" or not os.path.isfile(path) or s.get_bind().dialect.name != "sqlite":
         return None
     stat = _stat(path)
+    if not stat:
+        return None
     first, estimate = _first_record(path, stat[0])
     if first is None or not worth_it(estimate):
         return None
