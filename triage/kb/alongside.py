@@ -28,7 +28,7 @@ import os
 from typing import Any, Optional
 
 from triage.kb.parallel import Process, fork, pieces_of, worth_it
-from triage.rules.source import ListSource, Token, config_and_keys
+from triage.rules.source import ListSource, Token
 
 #: Bytes read from the start of a file to judge how many records it holds.
 _SAMPLE = 1 << 16
@@ -46,13 +46,7 @@ class _Written(ListSource):
         return run.seq
 
     def fingerprint(self, token: Token) -> str:
-        kind, name = token
-        if kind == "p":
-            config, keys = config_and_keys(token)
-            some = any(all(k in r.provenance for k in keys) for r in self.config(config))
-        else:
-            some = bool(self._runs if kind == "*" else self.config(name) if kind == "c" else self.run_id(name))
-        return "written" if some else ""
+        return "written" if self.runs_of(token) else ""
 
 
 class Alongside(Process):
@@ -152,12 +146,16 @@ def _first_record(path: str, size: int) -> tuple[Optional[dict], int]:
 def _work(path: str, iid: str, default: Optional[str], writer: Any, bundle: Any, base: int, code: str,
           stat: tuple) -> list:
     """The process's part: the file's runs as they will be stored, and every piece of their evaluation."""
+    from operator import itemgetter
+
     from triage.ingest.importer import _jsonl_batches
-    from triage.kb.investigations import runs_of_rows
+    from triage.kb.investigations import READ_COLUMNS, runs_of_rows
+    from triage.kb.runs import STORED_COLUMNS
     from triage.rules.engine import ahead_units, work_ahead
     from triage.rules.memo import Memo
 
     count = 0
+    read = itemgetter(*(STORED_COLUMNS.index(c) for c in READ_COLUMNS))  # a stored row as it is read back
 
     def batches() -> Any:  # a batch at a time, as the writer puts them: never all the rows at once
         nonlocal count
@@ -168,8 +166,7 @@ def _work(path: str, iid: str, default: Optional[str], writer: Any, bundle: Any,
                 if {r[0] for r in records} != {iid}:
                     raise ValueError("runs of another investigation")  # their keys are not known
                 start = base + count
-                yield [(v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[12], v[13], v[10], start + i)
-                       for i, v in enumerate(writer.stored(records))]
+                yield [(*read(v), start + i) for i, v in enumerate(writer.stored(records))]
                 count += len(records)
 
     # A run twice in the file (the import then updates, keeping the first key) shows as

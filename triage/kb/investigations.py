@@ -134,8 +134,7 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
 
     t = m.Run.__table__
     # The JSON columns as their text, decoded here in C: no per-value processor.
-    cols = (t.c.run_id, t.c.config, t.c.status, cast(t.c.metrics, Text), cast(t.c.provenance, Text),
-            t.c.url, t.c.time, t.c.note, t.c.excluded, t.c.excluded_reason, t.c.signature_id, t.c.pk)
+    cols = [cast(t.c[c], Text) if c in ("metrics", "provenance") else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
     # In the order recorded, sorted here: SQLite walks a config's index in the order of
     # each run's last write, nearly the order recorded, and would sort them all first.
     q = select(*cols).where(t.c.investigation_id == iid)
@@ -155,10 +154,14 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     return out
 
 
+#: The run table's columns a run is read from (then its key, ``pk``).
+READ_COLUMNS = ("run_id", "config", "status", "metrics", "provenance", "url", "time", "note", "excluded",
+                "excluded_reason", "signature_id")
+
+
 def runs_of_rows(batches: Any) -> list[Any]:
-    """The engine's runs from stored rows, given in batches: ``(run_id, config, status,
-    metrics, provenance, url, time, note, excluded, excluded_reason, signature_id,
-    pk)``, the JSON columns as their text and times as the database gives them
+    """The engine's runs from stored rows, given in batches: :data:`READ_COLUMNS`,
+    then ``pk``, the JSON columns as their text and times as the database gives them
     back.  The one way a run is read: from the knowledge base (:func:`run_records`)
     or from rows about to be written (:mod:`triage.kb.parallel`)."""
     from triage.rules.engine import RunRec

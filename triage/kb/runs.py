@@ -124,7 +124,7 @@ def _upsert_statement(dialect: Any, *, overwrite: bool) -> Any:
     from sqlalchemy import bindparam
 
     table = m.Run.__table__
-    names = RUN_COLUMNS + ("created_at", "updated_at")
+    names = STORED_COLUMNS
     ins = insert(table).values({c: bindparam(c) for c in names})
     return ins.on_conflict_do_update(
         index_elements=[table.c[c] for c in _IDENTITY],
@@ -140,6 +140,8 @@ REBUILD_AT = 20_000
 #: The columns of a whole run record, in the order :class:`RunWriter` takes them.
 RUN_COLUMNS = ("investigation_id", "run_id", "config", "status", "metrics", "provenance", "url", "time", "note",
                "log_excerpt", "signature_id", "signature_line", "excluded", "excluded_reason")
+#: The columns a run is written with, in the order of :meth:`RunWriter.stored`.
+STORED_COLUMNS = RUN_COLUMNS + ("created_at", "updated_at")
 _IDENTITY = ("investigation_id", "run_id", "config")
 
 
@@ -183,7 +185,7 @@ class RunWriter:
         if not self.bulk:
             return
         table = m.Run.__table__
-        names = RUN_COLUMNS + ("created_at", "updated_at")
+        names = STORED_COLUMNS
         compiled = _upsert_statement(dialect, overwrite=overwrite).compile(dialect=dialect)
         self._sql = str(compiled)
         self._order = list(compiled.positiontup) if compiled.positional else None  # type: ignore[arg-type]
@@ -209,7 +211,7 @@ class RunWriter:
         """Before the first write: about how many records are coming.  On SQLite,
         when they are at least :data:`REBUILD_AT` and at least as many as the run
         table holds, its secondary indexes are dropped now and built again in
-        :meth:`done`: one sort of every entry instead of an insertion into three
+        :meth:`done`: one sort of every entry instead of an insertion into two
         B-trees per run (a third of the writing time of 100,000 runs into an
         empty table).  In the caller's transaction, like the rest: a failed
         import rolls the drop back too.  The unique index stays: the upsert
@@ -268,7 +270,7 @@ class RunWriter:
         if self._pick is not None:
             values = [tuple(v[i] for i in self._pick) for v in values]
         elif self._order is None:
-            names = RUN_COLUMNS + ("created_at", "updated_at")
+            names = STORED_COLUMNS
             values = [dict(zip(names, v)) for v in values]  # type: ignore[misc]
         if values:
             self.conn.exec_driver_sql(self._sql, values)
@@ -276,7 +278,7 @@ class RunWriter:
 
     def stored(self, rows: Iterable[tuple]) -> list[tuple]:
         """Records (as :meth:`write` takes them) in their stored form, column by column
-        (:data:`RUN_COLUMNS`, ``created_at``, ``updated_at``): what the database is given."""
+        (:data:`STORED_COLUMNS`): what the database is given."""
         stamp = self._stamp_value
         time_ = self._time or _same
         bool_ = self._bool or _same

@@ -22,7 +22,7 @@ recipe stands; and ranks what to run next.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
@@ -182,22 +182,34 @@ def _context(inv: Investigation, memo: Optional[Memo]) -> Context:
     return ctx
 
 
+def _units(inv: Investigation) -> list[tuple[str, bool, Callable[[Context], list]]]:
+    """The pieces of an evaluation that need no other but the bisects, in the order it
+    works them out: each rule's and each prediction's evidence, each recipe's confounds.
+    With each, whether it reads a bisect, and how it is worked out (or reused) in a context."""
+    def rule_piece(rule: Any) -> Callable[[Context], list]:
+        return lambda ctx: ctx.memo.piece(ctx, f"r:{rule.id}", lambda: _rule_evidence(rule, ctx), EVIDENCE)
+
+    def prediction_piece(recipe: Any, hyp: str, pred: Any) -> Callable[[Context], list]:
+        return lambda ctx: ctx.memo.piece(ctx, f"p:{recipe.id}\x1f{hyp}",
+                                          lambda: _prediction_evidence(recipe, hyp, pred, ctx), EVIDENCE)
+
+    def confounds_piece(recipe: Any) -> Callable[[Context], list]:
+        return lambda ctx: ctx.memo.piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)
+
+    out = [(f"r:{rule.id}", bool(rule.when.bisects()), rule_piece(rule)) for rule in inv.rules]
+    out += [(f"p:{recipe.id}\x1f{hyp}", bool(_prediction_condition(pred, recipe)[0].bisects()),
+             prediction_piece(recipe, hyp, pred))
+            for recipe in inv.recipes for hyp, pred in recipe.predicts.items()]
+    return out + [(f"c:{recipe.id}", False, confounds_piece(recipe)) for recipe in inv.recipes]
+
+
 def _evidence_pieces(inv: Investigation, ctx: Context) -> list[EvidenceItem]:
     """What the rules and the recipes' predictions say, a piece each."""
-    piece = ctx.memo.piece
-    items: list[EvidenceItem] = []
-    for rule in inv.rules:
-        items += piece(ctx, f"r:{rule.id}", lambda: _rule_evidence(rule, ctx), EVIDENCE)
-    for recipe in inv.recipes:
-        for hyp, pred in recipe.predicts.items():
-            items += piece(ctx, f"p:{recipe.id}\x1f{hyp}", lambda: _prediction_evidence(recipe, hyp, pred, ctx),
-                           EVIDENCE)
-    return items
+    return [e for name, _, make in _units(inv) if name[0] in "rp" for e in make(ctx)]
 
 
 def _confound_pieces(inv: Investigation, ctx: Context) -> list[Confound]:
-    return [c for recipe in inv.recipes
-            for c in ctx.memo.piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)]
+    return [c for name, _, make in _units(inv) if name[0] == "c" for c in make(ctx)]
 
 
 def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, bool]]:
@@ -207,10 +219,7 @@ def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, b
     ``configs``' facts.  With each, whether it reads a bisect: only where the
     bisects were worked out can it be."""
     out: list[tuple[str, bool]] = [("b", False)] if inv.bisects else []
-    out += [(f"r:{rule.id}", bool(rule.when.bisects())) for rule in inv.rules]
-    out += [(f"p:{recipe.id}\x1f{hyp}", bool(_prediction_condition(pred, recipe)[0].bisects()))
-            for recipe in inv.recipes for hyp, pred in recipe.predicts.items()]
-    out += [(f"c:{recipe.id}", False) for recipe in inv.recipes]
+    out += [(name, reads) for name, reads, _ in _units(inv)]
     return out + [(f"f:{config}", False) for config in configs]
 
 
@@ -220,23 +229,12 @@ def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
     :func:`evaluate` to take in (:meth:`Memo.adopt`).  They are left in
     ``memo.pieces``, named in ``memo.worked``, under ``memo.key``."""
     ctx = _context(inv, memo)
-    piece = memo.piece
-    rules = {f"r:{rule.id}": rule for rule in inv.rules}
-    predictions = {f"p:{recipe.id}\x1f{hyp}": (recipe, hyp, pred)
-                   for recipe in inv.recipes for hyp, pred in recipe.predicts.items()}
-    recipes = {f"c:{recipe.id}": recipe for recipe in inv.recipes}
+    makers = {name: make for name, _, make in _units(inv)}
     for name in units:
         if name == "b":
             evaluate_bisects(inv.bisects, ctx)
-        elif name in rules:
-            rule = rules[name]
-            piece(ctx, name, lambda: _rule_evidence(rule, ctx), EVIDENCE)
-        elif name in predictions:
-            recipe, hyp, pred = predictions[name]
-            piece(ctx, name, lambda: _prediction_evidence(recipe, hyp, pred, ctx), EVIDENCE)
-        elif name in recipes:
-            recipe = recipes[name]
-            piece(ctx, name, lambda: confounds_of(recipe, ctx), CONFOUNDS)
+        elif name in makers:
+            makers[name](ctx)
         elif name.startswith("f:"):
             facts(name[2:], ctx)
 

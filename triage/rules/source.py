@@ -108,17 +108,20 @@ class ListSource:
         pos: Optional[int] = self._pos.get(id(run))
         return pos if pos is not None else run.seq
 
+    def runs_of(self, token: Token) -> list[RunRec]:
+        """The runs a token names."""
+        kind, name = token
+        if kind == "p":
+            config, keys = config_and_keys(token)
+            return [r for r in self.config(config) if all(k in r.provenance for k in keys)]
+        return self._runs if kind == "*" else self.config(name) if kind == "c" else self.run_id(name)
+
     def fingerprint(self, token: Token) -> str:
         fp = self._fps.get(token)
         if fp is None:
-            kind, name = token
-            if kind == "p":
-                config, keys = config_and_keys(token)
-                runs = [r for r in self.config(config) if all(k in r.provenance for k in keys)]
-            else:
-                runs = self._runs if kind == "*" else self.config(name) if kind == "c" else self.run_id(name)
+            runs = self.runs_of(token)
             fp = self._fps[token] = self._digest(runs) if runs else ""
-            if kind == "c" and runs:  # with the count: what ``appended`` checks the first runs against
+            if token[0] == "c" and runs:  # with the count: what ``appended`` checks the first runs against
                 fp = self._fps[token] = f"{len(runs)}:{fp}"
         return fp
 
