@@ -11,8 +11,10 @@ is the command's maximum resident set (``wait4``).
            last evaluation (the usual case: a bot posting the same comment).
            Baseline: ``python -c "import sqlmodel, typer, yaml, jinja2, rapidfuzz"``;
            the reports beside other investigations also against the report of
-           one investigation, side by side (the 10% the issue allows is less
-           than floors measured at other moments move).
+           one investigation, side by side, for information: the 10% the issue
+           allows is about what two interleaved runs of a 0.7 s command move by
+           on a shared machine, so it is judged in instructions
+           (``bench_instructions.py``).
   full     the same report with ``--full`` (a whole evaluation), 1k / 10k / 100k.
   add-run  one new run into the 100k knowledge base (a copy each time), then the
            evaluation it triggers.  Baseline: the import floor.  Then the
@@ -226,10 +228,8 @@ def main() -> int:
     above = {s: results[("report", s, 1)]["cmd"] - results[("report", s, 1)]["base"] for s in sizes}
     if above[100_000] > 100 * max(above[1_000], 0.01):
         failures.append("report: the time above the floor grows faster than the runs")
-    for invs in (10, 200):
-        x = results[("beside", invs)]["ratio"]
-        if x > 1.10:
-            failures.append(f"report beside {invs - 1} other investigations: {x:.2f} × the one-investigation report")
+    # "within 10% from 1 to 200 investigations" is judged by bench_instructions.py, in instructions:
+    # on a 0.6-0.8 s command, the side-by-side times above move by as much as the limit
     if results[("add-run",)]["ratio"] > 1.3:
         failures.append(f"add-run: {results[('add-run',)]['ratio']:.2f} × the floor (limit 1.3)")
     imp = results[("import",)]
