@@ -299,6 +299,30 @@ def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path, monkeypatch) -> N
         [(f.path, f.sha256, f.spec, f.values, f.keys) for f in parsed.files]
 
 
+def test_rule_files_are_keyed_by_their_resolved_paths(tmp_path: Path, monkeypatch) -> None:
+    """A file's key is its resolved path, each directory resolved once: through a linked
+    directory, a linked file, a relative path, a name that is not a file's."""
+    from triage.rules.cache import path_keys
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    for name in ("a.yaml", "b.yml", "sub/c.yaml"):
+        (real / name).write_text("x: 1\n")
+    (tmp_path / "elsewhere" / "target.yaml").write_text("x: 2\n")
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    (real / "linked.yaml").symlink_to(tmp_path / "elsewhere" / "target.yaml")
+    (real / "dangling.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    monkeypatch.chdir(tmp_path)
+    paths = [Path(p) for p in (
+        "link/a.yaml", "link/b.yml", "link/sub/c.yaml", "link/sub/../a.yaml", "link/linked.yaml",
+        "link/dangling.yaml", "link/missing.yaml", str(real / "a.yaml"), "real/./a.yaml", "link/sub/..", ".",
+    )]
+    assert path_keys(paths) == [str(p.resolve()) for p in paths]
+    assert path_keys(paths)[0] == str(real / "a.yaml") and path_keys(paths)[4] == str(
+        tmp_path / "elsewhere" / "target.yaml")
+
+
 def test_seen_elsewhere_follows_what_other_investigations_decide(cli, rules_dir: Path) -> None:
     _other_investigations(rules_dir, 1)
     assert cli("import", str(EXAMPLE_RUNS)).code == 0

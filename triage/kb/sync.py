@@ -11,6 +11,7 @@ from sqlmodel import Session
 from triage.errors import InputError
 from triage.kb import models as m
 from triage.kb.db import now
+from triage.rules.cache import path_keys
 
 
 def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
@@ -22,7 +23,7 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
     """
     loaded: list[str] = []
     locked = False
-    keys = {str(Path(f.path).resolve()): f for f in ruleset.files}
+    keys = dict(zip(path_keys([Path(f.path) for f in ruleset.files]), ruleset.files))
     # One query for every file's last load: a file's check costs no statement of its own.
     known = {r.path: r for r in s.execute(select(m.RuleSource).where(m.RuleSource.path.in_(list(keys)))).scalars()} \
         if keys else {}

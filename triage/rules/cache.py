@@ -52,6 +52,27 @@ def _stat(p: Path) -> Optional[tuple]:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+def path_keys(paths: Iterable[Path]) -> list[str]:
+    """``str(p.resolve())`` of each path, each directory resolved once.
+
+    A file's key (here and in the knowledge base's record of loaded files) is
+    its resolved path.  Resolving costs a system call per component of a
+    path; a team's rules directory holds a file per investigation, so the
+    directory is resolved once and the names joined to it, unless the name is
+    a link (resolved alone) or not a plain name (``..``)."""
+    dirs: dict[Path, Path] = {}
+    keys: list[str] = []
+    for p in paths:
+        if p.name in ("", ".", "..") or p.is_symlink():
+            keys.append(str(p.resolve()))
+            continue
+        parent = dirs.get(p.parent)
+        if parent is None:
+            parent = dirs[p.parent] = p.parent.resolve()
+        keys.append(str(parent / p.name))
+    return keys
+
+
 def _read(path: Optional[Path]) -> dict:
     if path is None:
         return {}
@@ -114,7 +135,10 @@ def _paths(paths: Iterable[str | Path]) -> list[Path]:
     for p in map(Path, paths):
         if not p.is_dir():
             return []  # a file, or a missing path: the loader says what to
-        out += sorted(x for x in p.iterdir() if x.suffix in (".yaml", ".yml") and x.is_file())
+        # the directory's entries know their kind: no stat for each file here (the stamp is one)
+        with os.scandir(p) as entries:
+            out += sorted(p / e.name for e in entries
+                          if os.path.splitext(e.name)[1] in (".yaml", ".yml") and e.is_file())
     return out
 
 
@@ -132,7 +156,7 @@ def load_rules(paths: Iterable[str | Path]):  # -> RuleSet
     passed: list = cache.setdefault("sets", [])
     listed = _paths(paths)
     if listed:
-        stamps = [(str(p.resolve()), _stat(p)) for p in listed]
+        stamps = list(zip(path_keys(listed), map(_stat, listed)))
         hits = [known.get(key) for key, _ in stamps]
         if all(h is not None and h[0] == st for h, (_, st) in zip(hits, stamps)) and hash_of(stamps) in passed:
             return CachedSet([CachedFile(str(p), h[1], h[2]) for p, h in zip(listed, hits)])
@@ -148,8 +172,9 @@ def _load(paths: list, where: Optional[Path], cache: dict):  # -> RuleSet
     problems: list[Problem] = []
     changed = False
     stamps = []
-    for p in loader.rule_paths(paths):
-        key, stat = str(p.resolve()), _stat(p)
+    listed = loader.rule_paths(paths)
+    for p, key in zip(listed, path_keys(listed)):
+        stat = _stat(p)
         stamps.append((key, stat))
         hit = known.get(key)
         if stat is not None and hit is not None and hit[0] == stat:
