@@ -317,6 +317,14 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
     metric = bundle.spec.metric
     rows = []
     deciding = [e for e in ev.evidence if e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags]
+    configs: dict[int, set[str]] = {}  # an item's runs' configs, once: recipes share the items of a pooled config
+
+    def configs_of(e: Any) -> set[str]:
+        found = configs.get(id(e))
+        if found is None:
+            found = configs[id(e)] = index.configs_of(e.runs)
+        return found
+
     for st in ev.recipes:
         recipe = recipes[st.recipe]
         results = []
@@ -336,8 +344,7 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
         for e in deciding:
             if valid.isdisjoint(e.runs):
                 continue
-            configs = (c for k in e.runs if (c := index.config_of(k)) is not None)
-            others = sorted({short(c) for c in configs if c != st.recipe})
+            others = sorted({short(c) for c in configs_of(e) if c != st.recipe})
             row = decided.setdefault(e.hypothesis, {"hypothesis": e.hypothesis, "verdict": e.verdict,
                                                     "word": VERDICT_WORDS[e.verdict], "with": others,
                                                     "confounded": "confounded" in e.flags})

@@ -34,6 +34,10 @@ class ListRuns:
         run = self._by_key.get(key)
         return run.config if run is not None else None
 
+    def configs_of(self, keys: Iterable[str]) -> set[str]:
+        by_key = self._by_key
+        return {run.config for key in keys if (run := by_key.get(key)) is not None}
+
     def get(self, key: str) -> Any:
         return self._by_key.get(key)
 
@@ -88,6 +92,23 @@ class SourceRuns:
             return pairs[0][1]
         run = self.get(key)
         return run.config if run is not None else None
+
+    def configs_of(self, keys: Iterable[str]) -> set[str]:
+        """The configs of the runs ``keys`` name, as :meth:`config_of` says each:
+        a piece of evidence may read thousands of runs, so the usual key (one
+        "/", a known config) is split here, without a call of its own."""
+        out: set[str] = set()
+        known, asked, configs = self._known, self._asked, self._configs
+        for key in keys:
+            if key not in known and key not in asked:
+                at = key.find("/")
+                if at != -1 and key.find("/", at + 1) == -1 and (config := key[at + 1:]) in configs:
+                    out.add(config)
+                    continue
+            config = self.config_of(key)
+            if config is not None:
+                out.add(config)
+        return out
 
     def get(self, key: str) -> Any:
         if key not in self._asked:
