@@ -147,13 +147,19 @@ finally:
 """
 
 
-def _import(db: str, rules: Path, env: dict[str, str], records: Path = EXAMPLE_RUNS, new: int = 33) -> dict:
-    done = subprocess.run([sys.executable, "-c", _SCRIPT, "--db", db, "--rules", str(rules), "import", str(records)],
+def _triage(db: str, rules: Path, env: dict[str, str], *args: str) -> tuple[str, dict]:
+    """A triage command in a process of its own: what it printed, and what its helper did."""
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, "--db", db, "--rules", str(rules), *args],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert f"{new} new" in done.stdout, done.stdout
-    return json.loads(done.stderr.rsplit("HELPER ", 1)[1])
+    return done.stdout, json.loads(done.stderr.rsplit("HELPER ", 1)[1])
+
+
+def _import(db: str, rules: Path, env: dict[str, str], records: Path = EXAMPLE_RUNS, new: int = 33) -> dict:
+    out, seen = _triage(db, rules, env, "import", str(records))
+    assert f"{new} new" in out, out
+    return seen
 
 
 def _report(db: str, rules: Path) -> str:
@@ -194,6 +200,22 @@ def test_an_import_evaluated_by_two_processes_stores_and_reports_the_same(rules_
     helped = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "ALONGSIDE": "off"})
     assert helped["adopted"] > 0 and helped["ahead"] > helped["adopted"]  # both worked, the helper's were taken in
     _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
+
+
+@needs_fork
+def test_a_full_report_evaluated_by_two_processes_stores_and_reports_the_same(rules_dir, tmp_path) -> None:
+    """`report --full` of a large investigation forks a helper too (the threshold set low here)."""
+    full = ("report", "--pr", "30433", "--format", "json", "--full")
+    for name in ("alone", "helped"):
+        _import(str(tmp_path / f"{name}.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
+    alone, seen = _triage(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"}, *full)
+    assert seen == {}
+    helped, seen = _triage(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "33"}, *full)
+    assert seen["adopted"] > 0 and seen["ahead"] > seen["adopted"]
+    assert helped == alone
+    _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
+    _, seen = _triage(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "34"}, *full)
+    assert seen == {}  # 33 runs: under the threshold, one process
 
 
 @needs_fork

@@ -223,13 +223,14 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
     return bundle, ev, changed
 
 
-def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50, *, full: bool = False) -> tuple[Any, Any, dict, dict]:
+def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50, *, full: bool = False,
+                   helper: Any = None) -> tuple[Any, Any, dict, dict]:
     """:func:`_evaluate`, and the view model with the newest ``runs`` runs, kept
     for the next report of an unchanged knowledge base."""
     from triage.kb import snapshot
     from triage.render.report import DEFAULT_RUNS, build
 
-    bundle, ev, changed = _evaluate(s, inv, full=full)  # the view reads the runs it shows from the source
+    bundle, ev, changed = _evaluate(s, inv, full=full, helper=helper)  # the view reads the runs it shows from the source
     model = build(bundle, ev, runs_limit=runs)
     if runs == DEFAULT_RUNS:
         untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses if h.id in ev.untested]
@@ -245,36 +246,64 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
     ``post``: the line the posted comment carries (``store.post_since_view``).
     ``runs``: the newest runs the runs table shows (None: all).  When nothing
     the evaluation depends on changed since the last one, the stored
-    evaluation is read instead (``full`` evaluates all the same).
+    evaluation is read instead (``full`` evaluates all the same, a large
+    investigation in two processes).
     """
+    from triage.kb import store
+
+    url, _ = _open()
+    helper = _full_helper(url, pr, repo) if full else None
+    try:
+        with store.session(url) as s:
+            return url, _model_in(s, pr, repo, since, runs, full, helper)
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _full_helper(url: str, pr: int, repo: Optional[str]) -> Any:
+    """A process working out half of a whole evaluation of a large investigation
+    (:mod:`triage.kb.parallel`), forked before this one opens its session; None
+    below the threshold or where there is no second CPU."""
+    from triage.kb import configruns, parallel, store
+
+    with store.session(url) as s:
+        iid = store.find_investigation(s, pr, repo).id
+        kept = configruns.stored(s, iid)
+    if not parallel.worth_it(sum(row[2] for row in kept)):
+        return None
+    return parallel.start(url, iid, [row[0] for row in kept], full=True)
+
+
+def _model_in(s: Any, pr: int, repo: Optional[str], since: Optional[str], runs: Optional[int], full: bool,
+              helper: Any) -> dict:
+    """:func:`_model` in the session ``s``."""
     from triage.kb import snapshot, store
     from triage.render.report import DEFAULT_RUNS, dispatch_lines
     from triage.rules.similar import DEFAULT_THRESHOLD
 
-    url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        fp = snapshot.fingerprint(s, inv.id)
-        kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
-        if kept is not None:
-            model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
-        else:
-            bundle, ev, _, model = _evaluate_kept(s, inv, runs, full=full)
-            no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
-        if since == "post":
-            model["since"] = store.post_since_view(s, inv)
-        else:
-            model["since"] = _since(s, inv, since)
-        if kept is not None and "similar" in kept:
-            model["similar"] = kept["similar"]
-        else:
-            model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
-            if runs == DEFAULT_RUNS:
-                version = kept["others"] if kept is not None else snapshot.others(s)
-                snapshot.write_similar(s, inv.id, version, model["similar"])
-        # what autopilot started changes without the runs: read it every time
-        model["dispatched"] = dispatch_lines(store.dispatches(s, inv.id))
-    return url, model
+    inv = store.find_investigation(s, pr, repo)
+    fp = snapshot.fingerprint(s, inv.id)
+    kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
+    if kept is not None:
+        model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
+    else:
+        bundle, ev, _, model = _evaluate_kept(s, inv, runs, full=full, helper=helper)
+        no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
+    if since == "post":
+        model["since"] = store.post_since_view(s, inv)
+    else:
+        model["since"] = _since(s, inv, since)
+    if kept is not None and "similar" in kept:
+        model["similar"] = kept["similar"]
+    else:
+        model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+        if runs == DEFAULT_RUNS:
+            version = kept["others"] if kept is not None else snapshot.others(s)
+            snapshot.write_similar(s, inv.id, version, model["similar"])
+    # what autopilot started changes without the runs: read it every time
+    model["dispatched"] = dispatch_lines(store.dispatches(s, inv.id))
+    return model
 
 
 class _Untested:
