@@ -31,6 +31,21 @@ def test_a_key_inside_another_is_not_contained() -> None:
     assert "b/c" not in made and "ab/c" in made and "b/cd" in made and "ab" not in made
 
 
+part = st.text(alphabet="ab/", min_size=1, max_size=4)
+
+
+@given(st.lists(st.tuples(part, part), max_size=6), st.sets(part, max_size=3))
+def test_keys_that_may_name_a_config_include_every_one_that_does(runs: list, configs: set) -> None:
+    """``may_name`` is False only when no key is a run of one of the configs, however
+    a key splits into run id and config (either may hold a "/")."""
+    keys = [f"{run_id}/{config}" for run_id, config in runs]
+    names = any(k[at + 1:] in configs for k in keys for at in range(len(k)) if k[at] == "/")
+    assert Keys("\x00".join(keys)).may_name(configs) == names
+    if any(config in configs for _, config in runs):
+        assert names
+    assert Keys.of(keys).may_name(configs)  # split already: says it may
+
+
 @given(st.lists(st.lists(st.tuples(st.integers(0, 50), key, key), max_size=4), max_size=4))
 def test_invalid_runs_merge_in_the_order_recorded(parts: list) -> None:
     stored = [Invalid(",".join(str(o) for o, _, _ in p), Keys.of(k for _, k, _ in p), Keys.of(w for _, _, w in p))

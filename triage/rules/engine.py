@@ -37,7 +37,7 @@ from triage.rules.evidence import (
     derive_status,
 )
 from triage.rules.facts import facts
-from triage.rules.keys import InvalidRuns
+from triage.rules.keys import InvalidRuns, Keys
 from triage.rules.memo import CONFOUNDS, EVIDENCE, Memo, fingerprint
 from triage.rules.readings import Readings, reading
 from triage.rules.records import (
@@ -105,7 +105,11 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     # Evidence resting on a confounded run stays, marked.
     confounds = _confound_pieces(inv, ctx)
     confounded = {c.run for c in confounds}
-    items = [_flagged(e, "confounded") if confounded and not confounded.isdisjoint(e.runs) else e for e in unique]
+    # a recipe's confounds are runs of its config (named as the recipe): an item whose
+    # runs name none of those configs is not looked through run by run
+    configs = {c.recipe for c in confounds}
+    items = [_flagged(e, "confounded") if confounded and _rests_on(e.runs, confounded, configs) else e
+             for e in unique]
 
     by_h: dict[str, list[EvidenceItem]] = {h.id: [] for h in inv.hypotheses}
     for e in items:
@@ -237,6 +241,13 @@ def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
             makers[name](ctx)
         elif name.startswith("f:"):
             facts(name[2:], ctx)
+
+
+def _rests_on(runs: Sequence[str], confounded: set[str], configs: set[str]) -> bool:
+    """Whether ``runs`` hold a confounded run (``configs``: the configs of those runs)."""
+    if len(configs) <= 16 and isinstance(runs, Keys) and not runs.may_name(configs):
+        return False
+    return not confounded.isdisjoint(runs)
 
 
 def _first(entry: tuple) -> int:

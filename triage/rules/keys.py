@@ -77,6 +77,16 @@ class Keys(Sequence[str]):
             at = text.find(key, at + 1)
         return False
 
+    def may_name(self, configs: Iterable[str]) -> bool:
+        """Whether a key here may be a run of one of ``configs`` (a key is
+        ``run_id/config``, either of which may hold a "/"): False only when none
+        is, read off the joined text without splitting it.  For a few configs:
+        each is one search of the text."""
+        if self._items is not None:
+            return True  # split already: the caller may as well go through the keys
+        text = self.text + SEP
+        return any(f"/{config}{SEP}" in text for config in configs)
+
     def joined(self, sep: str) -> str:
         """The keys joined by ``sep`` (``sep.join(keys)``) without splitting them."""
         return self.text.replace(SEP, sep)
