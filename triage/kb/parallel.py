@@ -17,7 +17,7 @@ evaluation.
 
 Only where it pays and is safe: Linux (``fork``), two CPUs or more, no other
 thread in this process, and at least
-:data:`PARALLEL_RUNS` runs written (``TRIAGE_PARALLEL_RUNS`` sets the number,
+:data:`PARALLEL_RUNS` runs written or evaluated (``TRIAGE_PARALLEL_RUNS`` sets the number,
 ``off`` turns it off).  No connection to the knowledge base crosses the fork:
 :func:`start` closes this process's first, and the helper opens its own,
 read-only (:func:`~triage.kb.db.read_engine`).
@@ -30,7 +30,7 @@ import os
 import sys
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-#: Runs written at least, for an import to evaluate in two processes.
+#: Runs at least, for an evaluation in two processes (after an import, or ``report --full``).
 PARALLEL_RUNS = 20_000
 
 _FREE, _MINE, _HELPERS = 0, 1, 2  # whose each unit is, in the shared flags
@@ -38,7 +38,7 @@ _MAX_UNITS = 1 << 16  # units shared at most; any after them this process's eval
 
 
 def worth_it(runs: int) -> bool:
-    """Whether an evaluation after writing ``runs`` runs is worth a helper."""
+    """Whether an evaluation of ``runs`` runs (written, or to evaluate whole) is worth a helper."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return False
     if len(os.sched_getaffinity(0)) < 2:

@@ -124,11 +124,10 @@ def _upsert_statement(dialect: Any, *, overwrite: bool) -> Any:
     from sqlalchemy import bindparam
 
     table = m.Run.__table__
-    names = STORED_COLUMNS
-    ins = insert(table).values({c: bindparam(c) for c in names})
+    ins = insert(table).values({c: bindparam(c) for c in STORED_COLUMNS})
     return ins.on_conflict_do_update(
         index_elements=[table.c[c] for c in _IDENTITY],
-        set_={c: ins.excluded[c] for c in names if c not in _IDENTITY and c != "created_at"},
+        set_={c: ins.excluded[c] for c in STORED_COLUMNS if c not in _IDENTITY and c != "created_at"},
         where=None if overwrite else table.c.updated_at <= ins.excluded.updated_at,
     )
 
@@ -270,8 +269,7 @@ class RunWriter:
         if self._pick is not None:
             values = [tuple(v[i] for i in self._pick) for v in values]
         elif self._order is None:
-            names = STORED_COLUMNS
-            values = [dict(zip(names, v)) for v in values]  # type: ignore[misc]
+            values = [dict(zip(STORED_COLUMNS, v)) for v in values]  # type: ignore[misc]
         if values:
             self.conn.exec_driver_sql(self._sql, values)
         return new, older

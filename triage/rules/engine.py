@@ -82,7 +82,8 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     ctx.warn_unscaled([u for f in per_config for u in f.unscaled])
     # Bisects first: rules and predictions may read them ({bisect: ID, first_bad: P}).
     bisects = evaluate_bisects(inv.bisects, ctx)
-    items = _evidence_pieces(inv, ctx)
+    units = _units(inv)
+    items = _evidence_pieces(units, ctx)
     for ev in inv.evidence:
         by = f" ({ev.author})" if ev.author else ""
         items.append(EvidenceItem(ev.hypothesis, "manual", ev.verdict, ev.because + by, tuple(ev.runs), ("manual",),
@@ -103,7 +104,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
             seen.add(k)
             unique.append(e)
     # Evidence resting on a confounded run stays, marked.
-    confounds = _confound_pieces(inv, ctx)
+    confounds = _confound_pieces(units, ctx)
     confounded = {c.run for c in confounds}
     # a recipe's confounds are runs of its config (named as the recipe): an item whose
     # runs name none of those configs is not looked through run by run
@@ -186,10 +187,14 @@ def _context(inv: Investigation, memo: Optional[Memo]) -> Context:
     return ctx
 
 
-def _units(inv: Investigation) -> list[tuple[str, bool, Callable[[Context], list]]]:
+Unit = tuple[str, Callable[[], bool], Callable[[Context], list]]
+
+
+def _units(inv: Investigation) -> list[Unit]:
     """The pieces of an evaluation that need no other but the bisects, in the order it
     works them out: each rule's and each prediction's evidence, each recipe's confounds.
-    With each, whether it reads a bisect, and how it is worked out (or reused) in a context."""
+    With each, whether it reads a bisect (asked only to share the work out), and how it
+    is worked out (or reused) in a context."""
     def rule_piece(rule: Any) -> Callable[[Context], list]:
         return lambda ctx: ctx.memo.piece(ctx, f"r:{rule.id}", lambda: _rule_evidence(rule, ctx), EVIDENCE)
 
@@ -200,20 +205,22 @@ def _units(inv: Investigation) -> list[tuple[str, bool, Callable[[Context], list
     def confounds_piece(recipe: Any) -> Callable[[Context], list]:
         return lambda ctx: ctx.memo.piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)
 
-    out = [(f"r:{rule.id}", bool(rule.when.bisects()), rule_piece(rule)) for rule in inv.rules]
-    out += [(f"p:{recipe.id}\x1f{hyp}", bool(_prediction_condition(pred, recipe)[0].bisects()),
+    out: list[Unit] = [(f"r:{rule.id}", lambda rule=rule: bool(rule.when.bisects()), rule_piece(rule))
+                       for rule in inv.rules]
+    out += [(f"p:{recipe.id}\x1f{hyp}",
+             lambda recipe=recipe, pred=pred: bool(_prediction_condition(pred, recipe)[0].bisects()),
              prediction_piece(recipe, hyp, pred))
             for recipe in inv.recipes for hyp, pred in recipe.predicts.items()]
-    return out + [(f"c:{recipe.id}", False, confounds_piece(recipe)) for recipe in inv.recipes]
+    return out + [(f"c:{recipe.id}", lambda: False, confounds_piece(recipe)) for recipe in inv.recipes]
 
 
-def _evidence_pieces(inv: Investigation, ctx: Context) -> list[EvidenceItem]:
+def _evidence_pieces(units: list[Unit], ctx: Context) -> list[EvidenceItem]:
     """What the rules and the recipes' predictions say, a piece each."""
-    return [e for name, _, make in _units(inv) if name[0] in "rp" for e in make(ctx)]
+    return [e for name, _, make in units if name[0] in "rp" for e in make(ctx)]
 
 
-def _confound_pieces(inv: Investigation, ctx: Context) -> list[Confound]:
-    return [c for name, _, make in _units(inv) if name[0] == "c" for c in make(ctx)]
+def _confound_pieces(units: list[Unit], ctx: Context) -> list[Confound]:
+    return [c for name, _, make in units if name[0] == "c" for c in make(ctx)]
 
 
 def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, bool]]:
@@ -223,7 +230,7 @@ def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, b
     ``configs``' facts.  With each, whether it reads a bisect: only where the
     bisects were worked out can it be."""
     out: list[tuple[str, bool]] = [("b", False)] if inv.bisects else []
-    out += [(name, reads) for name, reads, _ in _units(inv)]
+    out += [(name, reads()) for name, reads, _ in _units(inv)]
     return out + [(f"f:{config}", False) for config in configs]
 
 
