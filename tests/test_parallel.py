@@ -198,7 +198,9 @@ def test_an_import_evaluated_by_two_processes_stores_and_reports_the_same(rules_
     alone = _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
     assert alone == {}  # no helper
     helped = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "ALONGSIDE": "off"})
-    assert helped["adopted"] > 0 and helped["ahead"] > helped["adopted"]  # both worked, the helper's were taken in
+    # the helper's pieces were taken in (on a small investigation it may take every unit
+    # before this process asks for one: how many each works out is timing)
+    assert helped["adopted"] > 0 and helped["ahead"] >= helped["adopted"]
     _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
 
 
@@ -211,7 +213,7 @@ def test_a_full_report_evaluated_by_two_processes_stores_and_reports_the_same(ru
     alone, seen = _triage(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"}, *full)
     assert seen == {}
     helped, seen = _triage(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "33"}, *full)
-    assert seen["adopted"] > 0 and seen["ahead"] > seen["adopted"]
+    assert seen["adopted"] > 0 and seen["ahead"] >= seen["adopted"]  # (how many each works out is timing)
     assert helped == alone
     _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
     _, seen = _triage(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "34"}, *full)
