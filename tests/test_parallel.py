@@ -137,6 +137,16 @@ for cls, name in ((parallel.Helper, "adopted"), (alongside.Alongside, "alongside
         seen[name] = self.adopted
         seen["ahead"] = len(memo.ahead)
     cls.help = help
+if os.environ.get("WAIT_FOR_HELPER"):  # this process starts once the helper has taken a unit: no race
+    import time
+    take = parallel._Units.take
+    def _take(self, order, who, *, bisects, take=take):
+        deadline = time.monotonic() + 30
+        while (who == parallel._MINE and time.monotonic() < deadline
+               and all(self._flags[i] == parallel._FREE for i in range(len(self.units)))):
+            time.sleep(0.005)
+        return take(self, order, who, bisects=bisects)
+    parallel._Units.take = _take
 if os.environ.get("ALONGSIDE") == "off":
     alongside.begin = lambda *a, **k: None
 from triage.cli import main
@@ -197,7 +207,8 @@ def _same_evaluation(a_db: Path, b_db: Path, rules: Path) -> None:
 def test_an_import_evaluated_by_two_processes_stores_and_reports_the_same(rules_dir, tmp_path) -> None:
     alone = _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
     assert alone == {}  # no helper
-    helped = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "ALONGSIDE": "off"})
+    helped = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "ALONGSIDE": "off",
+                                                                       "WAIT_FOR_HELPER": "1"})
     # the helper's pieces were taken in (on a small investigation it may take every unit
     # before this process asks for one: how many each works out is timing)
     assert helped["adopted"] > 0 and helped["ahead"] >= helped["adopted"]
@@ -212,7 +223,8 @@ def test_a_full_report_evaluated_by_two_processes_stores_and_reports_the_same(ru
         _import(str(tmp_path / f"{name}.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
     alone, seen = _triage(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"}, *full)
     assert seen == {}
-    helped, seen = _triage(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "33"}, *full)
+    wait = {"TRIAGE_PARALLEL_RUNS": "33", "WAIT_FOR_HELPER": "1"}
+    helped, seen = _triage(str(tmp_path / "helped.sqlite"), rules_dir, wait, *full)
     assert seen["adopted"] > 0 and seen["ahead"] >= seen["adopted"]  # (how many each works out is timing)
     assert helped == alone
     _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
@@ -276,7 +288,8 @@ def test_two_processes_on_postgresql(rules_dir, tmp_path) -> None:
 
     with _database() as alone_url, _database() as helped_url:
         _import(alone_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
-        helped = _import(helped_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "1"})  # (SQLite only: alongside the writes)
+        # (SQLite only: alongside the writes)
+        helped = _import(helped_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "WAIT_FOR_HELPER": "1"})
         assert helped["adopted"] > 0
         assert _report(alone_url, rules_dir) == _report(helped_url, rules_dir)
 
