@@ -101,11 +101,10 @@ def _open(create: bool = False) -> tuple[str, Any]:
     add-run, import, scan, signatures) may start a new SQLite knowledge base;
     any other says there is none."""
     from triage.kb import store
-    from triage.rules.cache import load_rules
-    from triage.rules.loader import RuleSet
+    from triage.rules.cache import CachedSet, load_rules
 
     paths = _rule_paths()
-    ruleset = load_rules(paths) if paths else RuleSet([])
+    ruleset = load_rules(paths) if paths else CachedSet([])  # the loader (and YAML) only for a changed file
     url = store.resolve_url(state.db)
     missing = None if create else store.missing_file(url)
     if missing is not None:

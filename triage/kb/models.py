@@ -16,6 +16,13 @@ from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, UniqueConst
 from sqlmodel import Field, SQLModel
 
 
+class _Table(SQLModel):
+    # A table's pydantic validator and serializer are built when first used, not
+    # when it is defined: a command that only reads and writes rows never uses them
+    # (a fifth of defining the tables).
+    model_config = {"defer_build": True}  # type: ignore[assignment]
+
+
 def _json(**kw: Any) -> Any:
     return Field(default_factory=dict, sa_column=Column(JSON, nullable=False), **kw)
 
@@ -24,7 +31,7 @@ def _json_list() -> Any:
     return Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
-class Meta(SQLModel, table=True):
+class Meta(_Table, table=True):
     """Key/value facts about the knowledge base itself (``schema_version``: see
     :mod:`triage.kb.migrate`; a change to these tables is a new migration)."""
 
@@ -32,7 +39,7 @@ class Meta(SQLModel, table=True):
     value: str
 
 
-class RuleSource(SQLModel, table=True):
+class RuleSource(_Table, table=True):
     """A rule file as last loaded, so an unchanged file is not loaded again."""
 
     path: str = Field(primary_key=True)
@@ -40,7 +47,7 @@ class RuleSource(SQLModel, table=True):
     loaded_at: datetime
 
 
-class Investigation(SQLModel, table=True):
+class Investigation(_Table, table=True):
     __table_args__ = (UniqueConstraint("repo", "pr", name="uq_investigation_repo_pr"),)
 
     id: str = Field(primary_key=True)
@@ -54,7 +61,7 @@ class Investigation(SQLModel, table=True):
     spec: dict = _json()
 
 
-class Run(SQLModel, table=True):
+class Run(_Table, table=True):
     """One CI run (or one leg of it): identity is run id + config."""
 
     __table_args__ = (
@@ -84,7 +91,7 @@ class Run(SQLModel, table=True):
     updated_at: datetime
 
 
-class Hypothesis(SQLModel, table=True):
+class Hypothesis(_Table, table=True):
     investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
     id: str = Field(primary_key=True)
     title: str
@@ -94,14 +101,14 @@ class Hypothesis(SQLModel, table=True):
     spec: dict = _json()
 
 
-class Recipe(SQLModel, table=True):
+class Recipe(_Table, table=True):
     investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
     id: str = Field(primary_key=True)
     position: int = 0
     spec: dict = _json()
 
 
-class Rule(SQLModel, table=True):
+class Rule(_Table, table=True):
     investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
     id: str = Field(primary_key=True)
     hypothesis_id: str
@@ -109,7 +116,7 @@ class Rule(SQLModel, table=True):
     spec: dict = _json()
 
 
-class ManualEvidence(SQLModel, table=True):
+class ManualEvidence(_Table, table=True):
     """Evidence that is no run (a code reading, a config diff), with its author."""
 
     pk: Optional[int] = Field(default=None, primary_key=True)
@@ -123,14 +130,14 @@ class ManualEvidence(SQLModel, table=True):
     created_at: datetime
 
 
-class Bisect(SQLModel, table=True):
+class Bisect(_Table, table=True):
     investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
     id: str = Field(primary_key=True)
     position: int = 0
     spec: dict = _json()
 
 
-class BisectMark(SQLModel, table=True):
+class BisectMark(_Table, table=True):
     """A bisect point judged by hand (``triage bisect mark``), kept when rule files reload."""
 
     pk: Optional[int] = Field(default=None, primary_key=True)
@@ -143,7 +150,7 @@ class BisectMark(SQLModel, table=True):
     created_at: datetime
 
 
-class Signature(SQLModel, table=True):
+class Signature(_Table, table=True):
     """A known-failure signature; ``retired_at`` is set when its rule file no
     longer declares it: it matches no log then, and runs it marked keep it."""
 
@@ -154,7 +161,7 @@ class Signature(SQLModel, table=True):
     retired_at: Optional[datetime] = None
 
 
-class Evidence(SQLModel, table=True):
+class Evidence(_Table, table=True):
     """A verdict the engine derived for a hypothesis from run(s) and a rule.
 
     ``retired_at`` is set when a later evaluation no longer derives it; the
@@ -176,7 +183,7 @@ class Evidence(SQLModel, table=True):
     retired_at: Optional[datetime] = None
 
 
-class StatusChange(SQLModel, table=True):
+class StatusChange(_Table, table=True):
     """One change of a hypothesis's derived status, as evaluations saw it."""
 
     pk: Optional[int] = Field(default=None, primary_key=True)
@@ -187,7 +194,7 @@ class StatusChange(SQLModel, table=True):
     at: datetime
 
 
-class Post(SQLModel, table=True):
+class Post(_Table, table=True):
     """A report posted to GitHub (for ``--since last-post``).
 
     One row each time ``triage post`` wrote the comment: ``action`` is
@@ -203,7 +210,7 @@ class Post(SQLModel, table=True):
     since: Optional[datetime] = None  # the baseline of the body's "new since" line, if it had one
 
 
-class RunDeletion(SQLModel, table=True):
+class RunDeletion(_Table, table=True):
     """A run removed by ``triage runs delete``: the whole record kept, with why."""
 
     pk: Optional[int] = Field(default=None, primary_key=True)
@@ -215,7 +222,7 @@ class RunDeletion(SQLModel, table=True):
     at: datetime
 
 
-class Dispatch(SQLModel, table=True):
+class Dispatch(_Table, table=True):
     """A run ``triage autopilot`` started through GitHub's workflow_dispatch.
 
     ``evaluation`` fingerprints the runs the decision was made on (never two
@@ -241,7 +248,7 @@ class Dispatch(SQLModel, table=True):
     note: Optional[str] = None  # e.g. GitHub's answer was lost: it may have started
 
 
-class Delivery(SQLModel, table=True):
+class Delivery(_Table, table=True):
     """A webhook delivery received by ``triage serve``: the durable work queue.
 
     Keyed by GitHub's ``X-GitHub-Delivery`` id, so a redelivery is recognised
@@ -265,7 +272,7 @@ class Delivery(SQLModel, table=True):
     outcome: Optional[str] = None  # what the last attempt did, or why it failed
 
 
-class Snapshot(SQLModel, table=True):
+class Snapshot(_Table, table=True):
     """An investigation's last evaluation, as the report shows it, with the
     fingerprint of what it was derived from (rule files, runs, manual evidence,
     the engine's code): a report whose inputs have the same fingerprint reads
@@ -279,7 +286,7 @@ class Snapshot(SQLModel, table=True):
     similar: Optional[str] = None  # "Seen elsewhere", JSON text
 
 
-class EvaluationPiece(SQLModel, table=True):
+class EvaluationPiece(_Table, table=True):
     """A piece of an investigation's last evaluation (a rule's evidence, a bisect's
     state, what one config's runs say), with what it read and the fingerprints of
     that as it was: the next evaluation reuses it while they hold.  The piece named
@@ -293,7 +300,7 @@ class EvaluationPiece(SQLModel, table=True):
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
-class ConfigRuns(SQLModel, table=True):
+class ConfigRuns(_Table, table=True):
     """Each config's runs in numbers, kept by every writer of runs (see
     :mod:`triage.kb.configruns`): what an evaluation reads to tell which
     configs changed, without an index entry per run."""
