@@ -57,7 +57,7 @@ def _facts(runs: list, config: str = CONFIG):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(0, len(BASE)), st.lists(run, min_size=1, max_size=6))
+@given(st.integers(0, len(BASE)), st.lists(run, min_size=1, max_size=12))  # more than 8: the keys split
 def test_an_update_is_what_all_the_runs_say(keep: int, added: list) -> None:
     others = [r for r in RUNS if r.config != CONFIG]
     before = others + BASE[:keep]
@@ -77,6 +77,19 @@ def test_an_update_is_what_all_the_runs_say(keep: int, added: list) -> None:
         assert got is not None
     if got is not None:
         assert FACTS.encode(got) == FACTS.encode(whole)
+
+
+def test_many_runs_without_a_time_go_in_before_the_timed_ones() -> None:
+    """Past a few runs added, the keys are split once and the rest go into the list."""
+    before = [r for r in RUNS if r.config != CONFIG] + BASE
+    new: list = []
+    for i in range(12):
+        new.append(_run(i, ("none" if i % 4 else "newest", "passed" if i % 3 else "crashed", 0.9, {}, False, 1319),
+                        [r for r in before + new if r.config == CONFIG]))
+    _, old = _facts(before)
+    ctx, whole = _facts(before + new)
+    got = updated(old, new, ctx)
+    assert got is not None and FACTS.encode(got) == FACTS.encode(whole)
 
 
 def test_a_run_older_than_the_newest_is_worked_out_from_all_runs() -> None:
@@ -102,7 +115,8 @@ def test_a_configs_keys_are_stored_as_their_ids_and_read_back_whole(ids: list, c
     from triage.rules.facts import _ids, _keys
 
     keys = [f"{i}/{config}" for i in ids]
-    assert tuple(_keys(_ids(keys_text(keys), config), config)) == tuple(keys)
+    assert tuple(_keys(_ids(keys, config), config)) == tuple(keys)
+    assert tuple(_keys(_ids(Keys(keys_text(keys)), config), config)) == tuple(keys)
 
 
 @given(st.lists(st.tuples(st.sampled_from([None, "2026-01-01", "2026-01-02", "2026-01-03"]), st.booleans()),

@@ -46,6 +46,80 @@ def test_keys_that_may_name_a_config_include_every_one_that_does(runs: list, con
     assert Keys.of(keys).may_name(configs)  # split already: says it may
 
 
+def _config_keys(ids: list, config: str) -> list:
+    return [f"{i}/{config}" for i in ids]
+
+
+@given(st.lists(key, max_size=8), key, key, st.integers(-10, 10), st.integers(0, 70), st.sets(part, max_size=3))
+def test_a_configs_keys_kept_as_ids_read_as_their_tuple(ids: list, config: str, probe: str, i: int, stop: int,
+                                                       configs: set) -> None:
+    """A config's keys read back as ids and the config they all end with behave as the
+    keys joined whole, before and after the text is made, and say no more than it."""
+    keys = _config_keys(ids, config)
+    t, whole = tuple(keys), Keys("\x00".join(keys))
+    for touch in (False, True):
+        made = Keys.suffixed("\x00".join(ids), f"/{config}")
+        if touch:
+            assert made.text == whole.text
+        assert len(made) == len(t) and bool(made) == bool(t) and made[:stop] == t[:stop]
+        assert made == whole and whole == made and made == t and hash(made) == hash(t)
+        for probe_key in (probe, f"{probe}/{config}", *keys[:2]):
+            assert (probe_key in made) == (probe_key in t)
+        if t:
+            assert made[0] == t[0] and made[-1] == t[-1] and made[i % len(t)] == t[i % len(t)]
+        assert made.ids(f"/{config}") == "\x00".join(ids) and made.joined(",") == ",".join(t)
+        assert made.may_name(configs) or not whole.may_name(configs)  # never says less than the text
+    assert tuple(Keys.suffixed("\x00".join(ids), f"/{config}")) == t
+
+
+@given(st.lists(part, max_size=6), part, st.sets(part, max_size=3))
+def test_a_configs_keys_kept_as_ids_may_name_every_config_they_do(ids: list, config: str, configs: set) -> None:
+    keys = _config_keys(ids, config)
+    names = any(k[at + 1:] in configs for k in keys for at in range(len(k)) if k[at] == "/")
+    assert Keys.suffixed("\x00".join(ids), f"/{config}").may_name(configs) or not names
+
+
+def test_a_config_ending_another_may_be_named_through_a_run_id() -> None:
+    """Run "x/a" of config "b" is key "x/a/b": a run of config "a/b" for all the text says."""
+    assert Keys.suffixed("x/a", "/b").may_name({"a/b"}) and Keys.suffixed("x/a", "/a/b").may_name({"b"})
+    assert not Keys.suffixed("x/a", "/b").may_name({"c", "ab"})
+
+
+@given(st.lists(key, max_size=5), st.lists(key, max_size=3), key, st.booleans())
+def test_keys_appended_read_as_the_tuple_they_extend(ids: list, more: list, config: str, other: bool) -> None:
+    """Keys appended to a config's keys, of that config (kept as ids) or of another
+    (the whole text), read as the tuple with them at the end."""
+    keys = _config_keys(ids, config)
+    added = _config_keys(more, "x" + config if other else config)
+    for base in (Keys.suffixed("\x00".join(ids), f"/{config}"), Keys("\x00".join(keys)), Keys.of(keys)):
+        grown = base.appended(added)
+        assert tuple(grown) == tuple(keys + added) and len(grown) == len(keys) + len(added)
+        if not other:
+            assert grown.ids(f"/{config}") == "\x00".join(ids + more)
+
+
+@given(st.lists(key, max_size=6), key, key, st.booleans(), st.integers(0, 8))
+def test_a_key_inserted_reads_as_the_tuple_it_goes_into(ids: list, new: str, config: str, other: bool,
+                                                        pos: int) -> None:
+    keys = _config_keys(ids, config)
+    added = f"{new}/{'x' + config if other else config}"
+    pos = min(pos, len(keys))
+    want = tuple(keys[:pos] + [added] + keys[pos:])
+    for base in (Keys.suffixed("\x00".join(ids), f"/{config}"), Keys("\x00".join(keys)), Keys.of(keys)):
+        grown = base.inserted(pos, added)
+        assert grown is not None and tuple(grown) == want and len(grown) == len(want) and grown == want
+    assert Keys.of(["k"] * 300).inserted(257, "x") is None  # further in: the caller splits the keys
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), key, key), max_size=4),
+       st.lists(st.tuples(st.integers(51, 99), key, key), max_size=3))
+def test_invalid_runs_appended_read_as_the_list_they_extend(old: list, new: list) -> None:
+    grown = Invalid.of(old).appended(new)
+    assert list(grown) == old + new and len(grown) == len(old) + len(new)
+    stored = Invalid(",".join(str(o) for o, _, _ in old), Keys.of(k for _, k, _ in old), Keys.of(w for _, _, w in old))
+    assert list(stored.appended(new)) == old + new
+
+
 @given(st.lists(st.lists(st.tuples(st.integers(0, 50), key, key), max_size=4), max_size=4))
 def test_invalid_runs_merge_in_the_order_recorded(parts: list) -> None:
     stored = [Invalid(",".join(str(o) for o, _, _ in p), Keys.of(k for _, k, _ in p), Keys.of(w for _, _, w in p))

@@ -37,7 +37,7 @@ from triage.rules.evidence import (
     derive_status,
 )
 from triage.rules.facts import facts
-from triage.rules.keys import InvalidRuns, Keys
+from triage.rules.keys import InvalidRuns, Keys, keys_text
 from triage.rules.memo import CONFOUNDS, EVIDENCE, Memo, fingerprint
 from triage.rules.readings import Readings, reading
 from triage.rules.records import (
@@ -83,7 +83,8 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     # Bisects first: rules and predictions may read them ({bisect: ID, first_bad: P}).
     bisects = evaluate_bisects(inv.bisects, ctx)
     units = _units(inv)
-    items = _evidence_pieces(units, ctx)
+    items, read = _evidence_pieces(units, ctx)
+    made = items  # alive while ``read`` names its items by id
     for ev in inv.evidence:
         by = f" ({ev.author})" if ev.author else ""
         items.append(EvidenceItem(ev.hypothesis, "manual", ev.verdict, ev.because + by, tuple(ev.runs), ("manual",),
@@ -95,11 +96,12 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         if rule.id in decided:
             superseded.update(rule.supersedes)
     items = [_flagged(e, "superseded") if e.rule in superseded else e for e in items]
+    read.update({id(e): read.get(id(was)) for e, was in zip(items, made) if e is not was})
     # Deduplicate (the same invalid run seen by several rules of one hypothesis).
     seen: set[tuple] = set()
     unique: list[EvidenceItem] = []
     for e in items:
-        k = (e.hypothesis, e.verdict, e.runs, e.reason) if "invalid-run" in e.flags else (e.key,)
+        k = (e.hypothesis, e.verdict, keys_text(e.runs), e.reason) if "invalid-run" in e.flags else (e.key,)
         if k not in seen:
             seen.add(k)
             unique.append(e)
@@ -109,8 +111,9 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     # a recipe's confounds are runs of its config (named as the recipe): an item whose
     # runs name none of those configs is not looked through run by run
     configs = {c.recipe for c in confounds}
-    items = [_flagged(e, "confounded") if confounded and _rests_on(e.runs, confounded, configs) else e
-             for e in unique]
+    items = [_flagged(e, "confounded") if confounded and _rests_on(e.runs, confounded, configs, read.get(id(e)))
+             else e for e in unique]
+    del made
 
     by_h: dict[str, list[EvidenceItem]] = {h.id: [] for h in inv.hypotheses}
     for e in items:
@@ -214,9 +217,29 @@ def _units(inv: Investigation) -> list[Unit]:
     return out + [(f"c:{recipe.id}", lambda: False, confounds_piece(recipe)) for recipe in inv.recipes]
 
 
-def _evidence_pieces(units: list[Unit], ctx: Context) -> list[EvidenceItem]:
-    """What the rules and the recipes' predictions say, a piece each."""
-    return [e for name, _, make in units if name[0] in "rp" for e in make(ctx)]
+def _evidence_pieces(units: list[Unit], ctx: Context) -> tuple[list[EvidenceItem], dict[int, Optional[frozenset]]]:
+    """What the rules and the recipes' predictions say, a piece each; and for each item
+    (by its id) the configs whose runs its piece read, which are the only runs it
+    can name (None: the piece read runs by id or a bisect's, of any config)."""
+    items: list[EvidenceItem] = []
+    read: dict[int, Optional[frozenset]] = {}
+    for name, _, make in units:
+        if name[0] in "rp":
+            made = make(ctx)
+            read.update(dict.fromkeys(map(id, made), _configs_read(ctx.memo.pieces.get(name))))
+            items += made
+    return items, read
+
+
+def _configs_read(piece: Optional[tuple]) -> Optional[frozenset]:
+    if piece is None:
+        return None
+    configs = set()
+    for kind, what, _ in piece[0]:
+        if kind != "c":
+            return None
+        configs.add(what)
+    return frozenset(configs)
 
 
 def _confound_pieces(units: list[Unit], ctx: Context) -> list[Confound]:
@@ -250,10 +273,17 @@ def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
             facts(name[2:], ctx)
 
 
-def _rests_on(runs: Sequence[str], confounded: set[str], configs: set[str]) -> bool:
-    """Whether ``runs`` hold a confounded run (``configs``: the configs of those runs)."""
-    if len(configs) <= 16 and isinstance(runs, Keys) and not runs.may_name(configs):
+def _rests_on(runs: Sequence[str], confounded: set[str], configs: set[str],
+              read: Optional[frozenset] = None) -> bool:
+    """Whether ``runs`` hold a confounded run (``configs``: the configs of those runs;
+    ``read``: the only configs ``runs`` can be of, if known)."""
+    if read is not None and read.isdisjoint(configs):
         return False
+    if isinstance(runs, Keys):
+        if len(configs) <= 16 and not runs.may_name(configs):
+            return False
+        if len(confounded) <= 16:  # a search of the text for each, not a split into thousands of keys
+            return any(run in runs for run in confounded)
     return not confounded.isdisjoint(runs)
 
 

@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 
 from triage.rules import summary
 from triage.rules.context import Context, _run_order
-from triage.rules.keys import SEP, Invalid, Keys, Lazy, keys_text
+from triage.rules.keys import Invalid, Keys, Lazy
 from triage.rules.memo import Codec
 from triage.rules.readings import Group, repeat_groups, repeat_warnings
 from triage.rules.records import RunRec
@@ -150,9 +150,9 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
     from triage.rules.suggest import _blocker
 
     metric = ctx.spec.metric
-    keys, valid = list(old.keys), list(old.valid)
+    keys, valid = _Growing(old.keys), _Growing(old.valid)
     provenances, valid_provenance = list(old.provenances), list(old.valid_provenance)
-    invalid = list(old.invalid)
+    invalid: list[tuple[int, str, str]] = []  # after the old ones, in the order recorded
     said = {w: [first, count, list(ids)] for w, first, count, ids in old.said}
     groups = {old.config: {g[0]: g for g in old.groups}}
     unscaled = dict(old.unscaled)
@@ -202,9 +202,10 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
     places = sorted(renumber, key=renumber.__getitem__)
     return _made(
         old.config, ctx, old,
-        keys=tuple(keys), valid=tuple(valid), newest_why=newest_why, newest_blocker=newest_blocker,
+        keys=keys.done(), valid=valid.done(), newest_why=newest_why, newest_blocker=newest_blocker,
         trailing_invalid=trailing, valid_metrics=tuple(sorted(metrics)), valid_ns=tuple(sorted(ns)),
-        invalid=tuple(invalid), said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
+        invalid=(old.invalid if isinstance(old.invalid, Invalid) else Invalid.of(old.invalid)).appended(invalid),
+        said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
         groups=tuple(groups.get(old.config, {}).values()), unscaled=tuple(unscaled.items()),
         provenances=tuple(provenances[p] for p in places),
         valid_provenance=tuple(renumber[p] for p in valid_provenance),
@@ -212,11 +213,39 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
     )
 
 
+class _Growing:
+    """A config's keys while runs are added to them: a few runs are put into the
+    text where they go (the newest at its end, one without a time near its
+    start), more split the keys once."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.keys: Optional[Keys] = Keys.of(keys)
+        self.items: list[str] = []
+        self.spliced = 0
+
+    def __len__(self) -> int:
+        return len(self.keys) if self.keys is not None else len(self.items)
+
+    def insert(self, pos: int, key: str) -> None:
+        if self.keys is not None and self.spliced < 8:
+            self.spliced += 1
+            grown = self.keys.inserted(pos, key)
+            if grown is not None:
+                self.keys = grown
+                return
+        if self.keys is not None:
+            self.items, self.keys = list(self.keys), None
+        self.items.insert(pos, key)
+
+    def done(self) -> Sequence[str]:
+        return self.keys if self.keys is not None else tuple(self.items)
+
+
 def _encode(f: ConfigFacts) -> list:
     # The long lists (every run's key, every invalid run) as texts: read back, they are
     # split only if something goes through them (see triage.rules.keys).
     inv = f.invalid if isinstance(f.invalid, Invalid) else Invalid.of(f.invalid)
-    ids = lambda keys: _ids(keys_text(keys), f.config)  # noqa: E731
+    ids = lambda keys: _ids(keys, f.config)  # noqa: E731
     return [f.config, ids(f.keys), ids(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
             list(f.valid_metrics), list(f.valid_ns), [inv.orders, ids(inv.keys), inv.whys.text],
             [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
@@ -259,15 +288,13 @@ def _decode(row: Sequence[Any]) -> ConfigFacts:
         Lazy(groups, _group), newest_time, untimed, untimed_valid)
 
 
-def _ids(text: str, config: str) -> str:
-    """A config's run keys (``id/config``, joined) as their ids: a third of the text to store."""
-    suffix = f"/{config}"
-    return text[:-len(suffix)].replace(suffix + SEP, SEP) if text else ""
+def _ids(keys: Sequence[str], config: str) -> str:
+    """A config's run keys (``id/config``) as their ids, joined: a third of the text to store."""
+    return Keys.of(keys).ids(f"/{config}")
 
 
 def _keys(ids: str, config: str) -> Keys:
-    suffix = f"/{config}"
-    return Keys(ids.replace(SEP, suffix + SEP) + suffix if ids else "")
+    return Keys.suffixed(ids, f"/{config}")
 
 
 FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)

@@ -17,12 +17,19 @@ SEP = "\x00"  # never part of a key: the knowledge base refuses a NUL in any tex
 
 
 class Keys(Sequence[str]):
-    """An immutable sequence of run keys, equal to the tuple of the same keys."""
+    """An immutable sequence of run keys, equal to the tuple of the same keys.
 
-    __slots__ = ("text", "_items", "_len")
+    A config's keys are stored without the config they all end with
+    (:meth:`suffixed`): they are joined with it again only when something
+    reads the whole text, so that reading a config's facts back costs no
+    pass over its thousands of keys."""
+
+    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len")
 
     def __init__(self, text: str = "", count: Optional[int] = None) -> None:
-        self.text = text  # the keys joined by SEP ("" for none)
+        self._text: Optional[str] = text  # the keys joined by SEP ("" for none)
+        self._ids: Optional[str] = None
+        self._suffix = ""
         self._items: Optional[tuple[str, ...]] = None
         self._len = count
 
@@ -35,6 +42,57 @@ class Keys(Sequence[str]):
         made._items = items
         return made
 
+    @classmethod
+    def suffixed(cls, ids: str, suffix: str, count: Optional[int] = None) -> Keys:
+        """The keys ``id + suffix`` of ``ids`` (joined by SEP; ``suffix`` not empty)."""
+        made = cls("" if not ids else None, count)  # type: ignore[arg-type]
+        if ids:
+            made._ids, made._suffix = ids, suffix
+        return made
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self._ids.replace(SEP, self._suffix + SEP) + self._suffix  # type: ignore[union-attr]
+        return self._text
+
+    def _lazy(self) -> bool:
+        """Still ids and their suffix: the joined text not made yet."""
+        return self._text is None
+
+    def ids(self, suffix: str) -> str:
+        """The keys without ``suffix``, which each ends with, joined: how a config's keys are stored."""
+        if self._text is None and self._suffix == suffix:
+            return self._ids  # type: ignore[return-value]
+        text = self.text
+        return text[:-len(suffix)].replace(suffix + SEP, SEP) if text else ""
+
+    def appended(self, more: Sequence[str]) -> Keys:
+        """These keys, then ``more``: one pass over the text, none over the keys."""
+        if not more:
+            return self
+        count = self._len + len(more) if self._len is not None else None
+        if self._text is None and all(k.endswith(self._suffix) for k in more):
+            n = len(self._suffix)
+            return Keys.suffixed(SEP.join([self._ids, *(k[:-n] for k in more)]), self._suffix, count)  # type: ignore[list-item]
+        return Keys(SEP.join([self.text, *more] if self.text else more), count)
+
+    def inserted(self, pos: int, key: str) -> Optional[Keys]:
+        """These keys with ``key`` at ``pos`` (at most 256: found from the start of the
+        text), or None for a place further in."""
+        n = len(self)
+        if pos >= n:
+            return self.appended([key])
+        if pos > 256:
+            return None
+        lazy = self._text is None and key.endswith(self._suffix)
+        text, item = (self._ids, key[:-len(self._suffix)]) if lazy else (self.text, key)
+        at = 0
+        for _ in range(pos):
+            at = text.index(SEP, at) + 1  # type: ignore[union-attr]
+        text = f"{text[:at]}{item}{SEP}{text[at:]}"  # type: ignore[index]
+        return Keys.suffixed(text, self._suffix, n + 1) if lazy else Keys(text, n + 1)
+
     def _all(self) -> tuple[str, ...]:
         if self._items is None:
             self._items = tuple(self.text.split(SEP)) if self.text else ()
@@ -42,9 +100,12 @@ class Keys(Sequence[str]):
 
     def __len__(self) -> int:
         if self._len is None:
-            self._len = len(self._items) if self._items is not None else (
-                self.text.count(SEP) + 1 if self.text else 0)
+            text = self._text if self._text is not None else self._ids
+            self._len = len(self._items) if self._items is not None else (text.count(SEP) + 1 if text else 0)
         return self._len
+
+    def __bool__(self) -> bool:
+        return bool(self._text) or self._text is None
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -53,28 +114,36 @@ class Keys(Sequence[str]):
     def __getitem__(self, i: slice) -> tuple[str, ...]: ...
 
     def __getitem__(self, i: Union[int, slice]) -> Union[str, tuple[str, ...]]:
-        if self._items is None and isinstance(i, int) and i in (0, -1) and self.text:
-            # the first or the newest key, without splitting thousands
-            return self.text.partition(SEP)[0] if i == 0 else self.text.rpartition(SEP)[2]
-        if (self._items is None and isinstance(i, slice) and i.step is None and (i.start or 0) == 0
-                and i.stop is not None and 0 <= i.stop < 64):
-            return tuple(self.text.split(SEP, i.stop)[:i.stop]) if self.text else ()
+        if self._items is None:
+            text, suffix = (self._ids, self._suffix) if self._text is None else (self._text, "")
+            if isinstance(i, int) and i in (0, -1) and text:
+                # the first or the newest key, without splitting thousands
+                return (text.partition(SEP)[0] if i == 0 else text.rpartition(SEP)[2]) + suffix  # type: ignore[union-attr]
+            if (isinstance(i, slice) and i.step is None and (i.start or 0) == 0
+                    and i.stop is not None and 0 <= i.stop < 64):
+                return tuple(k + suffix for k in text.split(SEP, i.stop)[:i.stop]) if text else ()  # type: ignore[union-attr]
         return self._all()[i]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str) or not self.text or SEP in key:
+        if not isinstance(key, str) or not self or SEP in key:
             return False
         if self._items is not None:
             return key in self._items
-        text, n = self.text, len(key)
-        at = text.find(key)
+        if self._text is None:  # every key ends with the suffix: look for the id
+            if not key.endswith(self._suffix):
+                return False
+            text, key = self._ids, key[:-len(self._suffix)]
+        else:
+            text = self._text
+        n = len(key)
+        at = text.find(key)  # type: ignore[union-attr]
         while at != -1:  # a whole key: bounded by the text's ends or by separators
-            if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):
+            if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):  # type: ignore[index,arg-type]
                 return True
-            at = text.find(key, at + 1)
+            at = text.find(key, at + 1)  # type: ignore[union-attr]
         return False
 
     def may_name(self, configs: Iterable[str]) -> bool:
@@ -84,8 +153,10 @@ class Keys(Sequence[str]):
         each is one search of the text."""
         if self._items is not None:
             return True  # split already: the caller may as well go through the keys
-        text = self.text + SEP
-        return any(f"/{config}{SEP}" in text for config in configs)
+        if self._text is None:  # every key ends with the suffix: a key ends with "/config" only if
+            return any(self._suffix.endswith(f"/{c}") or f"/{c}".endswith(self._suffix) for c in configs)
+        text = self._text
+        return any(text.endswith(f"/{c}") or f"/{c}{SEP}" in text for c in configs)
 
     def joined(self, sep: str) -> str:
         """The keys joined by ``sep`` (``sep.join(keys)``) without splitting them."""
@@ -93,6 +164,8 @@ class Keys(Sequence[str]):
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, Keys):
+            if self._text is None and other._text is None and self._suffix == other._suffix:
+                return self._ids == other._ids
             return self.text == other.text
         if isinstance(other, (tuple, list)):
             return self._all() == tuple(other)
@@ -117,7 +190,9 @@ class Invalid(Sequence[tuple[int, str, str]]):
     __slots__ = ("orders", "keys", "whys", "_items")
 
     def __init__(self, orders: str = "", keys: Optional[Keys] = None, whys: Optional[Keys] = None) -> None:
-        self.orders, self.keys, self.whys = orders, keys or Keys(), whys or Keys()
+        self.orders = orders
+        self.keys = keys if keys is not None else Keys()
+        self.whys = whys if whys is not None else Keys()
         self._items: Optional[tuple[tuple[int, str, str], ...]] = None
 
     @classmethod
@@ -127,6 +202,14 @@ class Invalid(Sequence[tuple[int, str, str]]):
                    Keys.of(w for _, _, w in items))
         made._items = items
         return made
+
+    def appended(self, entries: Sequence[tuple[int, str, str]]) -> Invalid:
+        """These runs, then ``entries`` (recorded after them), without splitting the texts."""
+        if not entries:
+            return self
+        orders = ",".join(str(o) for o, _, _ in entries)
+        return Invalid(f"{self.orders},{orders}" if self.orders else orders,
+                       self.keys.appended([k for _, k, _ in entries]), self.whys.appended([w for _, _, w in entries]))
 
     def _all(self) -> tuple[tuple[int, str, str], ...]:
         if self._items is None:
