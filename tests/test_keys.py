@@ -154,3 +154,20 @@ def test_confounds_read_back_as_they_were_stored(rows: list) -> None:
     items = [Confound(run, "recipe-a", k, value, base_value, base_run, declared)
              for run, k, value, base_value, base_run, declared in rows]
     assert CONFOUNDS.decode(json.loads(json.dumps(CONFOUNDS.encode(items)))) == items
+
+
+@given(st.lists(key, max_size=30), st.sampled_from(["rules_out", "inconclusive"]), st.booleans())
+def test_evidence_read_back_keeps_the_key_it_was_stored_with(runs: list, verdict: str, flag: bool) -> None:
+    """A stored item carries its key (a digest of its runs past 20): read back, and
+    flagged after, it is the key the item works out afresh."""
+    from triage.rules.evidence import _flagged
+    from triage.rules.memo import EVIDENCE
+    from triage.rules.records import EvidenceItem
+
+    item = EvidenceItem("h1", "r1", verdict, "because", tuple(runs), ("invalid-run",) if flag else ())
+    back = EVIDENCE.decode(json.loads(json.dumps(EVIDENCE.encode([item]))))[0]
+    fresh = EvidenceItem("h1", "r1", verdict, "because", tuple(runs), back.flags)
+    assert back == item and "key" in back.__dict__ and back.key == fresh.key
+    assert _flagged(back, "confounded").key == fresh.key
+    # a piece stored before items carried their key reads back all the same
+    assert EVIDENCE.decode([EVIDENCE.encode([item])[0][:8]])[0].key == fresh.key

@@ -192,7 +192,12 @@ def _no_number(hyp: str, rule: str, cond: Condition, runs: Any, ctx: Context) ->
 
 
 def _flagged(e: EvidenceItem, flag: str) -> EvidenceItem:
-    return e if flag in e.flags else replace(e, flags=e.flags + (flag,))
+    if flag in e.flags:
+        return e
+    flagged = replace(e, flags=e.flags + (flag,))
+    if "key" in e.__dict__:  # the key names no flag: worked out once
+        flagged.__dict__["key"] = e.__dict__["key"]
+    return flagged
 
 
 def derive_status(items: Iterable[EvidenceItem]) -> str:

@@ -194,12 +194,16 @@ def _row(obj: Any) -> list:
 def _evidence_row(e: EvidenceItem) -> list:
     row = _row(e)
     row[4] = keys_text(e.runs)  # the runs it names, as one text (see triage.rules.keys)
+    row.append(e.key)  # a digest of thousands of runs: worked out when the piece is
     return row
 
 
 def _evidence(row: Sequence[Any]) -> EvidenceItem:
-    hypothesis, rule, verdict, reason, runs, flags, summary, needed = row
-    return EvidenceItem(hypothesis, rule, verdict, reason, Keys(runs), tuple(flags), summary, tuple(needed))
+    hypothesis, rule, verdict, reason, runs, flags, summary, needed, *key = row
+    item = EvidenceItem(hypothesis, rule, verdict, reason, Keys(runs), tuple(flags), summary, tuple(needed))
+    if key:  # as ``EvidenceItem.key`` (a cached property) keeps it
+        item.__dict__["key"] = key[0]
+    return item
 
 
 EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_evidence_row(e) for e in items],
