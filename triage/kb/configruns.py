@@ -19,18 +19,22 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from sqlalchemy import Integer, cast, delete, func, insert, literal, select
+from sqlalchemy import Integer, case, cast, delete, func, insert, literal, select, update
 from sqlmodel import Session
 
 from triage.kb import models as m
 
 
+def millis(s: Session, column: Any) -> Any:
+    """A timestamp column in whole milliseconds since 1970 (an integer), in the session's dialect."""
+    if s.get_bind().dialect.name == "postgresql":
+        return func.round(func.extract("epoch", column) * 1000)
+    return cast(func.round((func.julianday(column) - 2440587.5) * 86400000.0), Integer)
+
+
 def times_sum(s: Session, column: Any) -> Any:
     """The sum of a timestamp column in whole milliseconds (exact: integers), in the session's dialect."""
-    if s.get_bind().dialect.name == "postgresql":
-        return func.sum(func.round(func.extract("epoch", column) * 1000))
-    millis = func.round((func.julianday(column) - 2440587.5) * 86400000.0)
-    return func.sum(cast(millis, Integer))
+    return func.sum(millis(s, column))
 
 
 def _grouped(s: Session, iid: str, configs: Optional[list[str]] = None) -> Any:
@@ -62,3 +66,21 @@ def refresh(s: Session, iid: str, configs: Optional[Iterable[str]] = None) -> No
     rows = q.with_only_columns(literal(iid), *q.selected_columns)
     s.execute(insert(c).from_select(["investigation_id", "config", "first_pk", "count", "max_pk", "max_updated",
                                      "times"], rows))
+
+
+def added(s: Session, iid: str, config: str, pk: int) -> None:
+    """The numbers of ``config`` of ``iid`` after one new run (key ``pk``) was
+    written: one more run, its key and its write time, in one statement
+    instead of a pass over every run of the config.  The sum takes the run's
+    time as :func:`refresh` does (integers: the same sum).  A config without
+    numbers yet is worked out whole."""
+    c, r = m.ConfigRuns.__table__, m.Run.__table__
+    written = select(r.c.updated_at).where(r.c.pk == pk).scalar_subquery()
+    q = (update(c).where(c.c.investigation_id == iid, c.c.config == config)
+         .values(count=c.c.count + 1,
+                 first_pk=case((c.c.first_pk <= pk, c.c.first_pk), else_=pk),
+                 max_pk=case((c.c.max_pk >= pk, c.c.max_pk), else_=pk),
+                 max_updated=case((c.c.max_updated >= written, c.c.max_updated), else_=written),
+                 times=c.c.times + select(millis(s, r.c.updated_at)).where(r.c.pk == pk).scalar_subquery()))
+    if s.execute(q).rowcount == 0:
+        refresh(s, iid, [config])

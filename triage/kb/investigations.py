@@ -83,8 +83,9 @@ def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
     """(metrics, configs) the investigation's definitions name (no runs read)."""
     from triage.rules.names import known_names as walk
 
-    defs = [r.spec for t in (m.Recipe, m.Rule, m.Bisect)
-            for r in s.execute(select(t).where(t.investigation_id == inv.id)).scalars()]
+    parts = [select(t.c.spec).where(t.c.investigation_id == inv.id)
+             for t in (m.Recipe.__table__, m.Rule.__table__, m.Bisect.__table__)]
+    defs = list(s.execute(parts[0].union_all(*parts[1:])).scalars())  # one statement, no objects
     spec = {k: v for k, v in inv.spec.items() if k != "extractors"}
     return walk(spec, defs, extractors_for(s, inv))
 
@@ -221,8 +222,9 @@ def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
     import json
 
     out = list(inv.spec.get("extractors", []))
-    for row in s.execute(select(m.Meta).where(m.Meta.key.startswith("extractors:")).order_by(m.Meta.key)).scalars():
-        out += json.loads(row.value)
+    t = m.Meta.__table__
+    for value in s.execute(select(t.c.value).where(t.c.key.startswith("extractors:")).order_by(t.c.key)).scalars():
+        out += json.loads(value)
     return out
 
 

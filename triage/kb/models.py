@@ -7,7 +7,7 @@ imports and the bot.  Evidence is what the engine derived; rows are retired,
 never deleted, so the history of a hypothesis's status stays visible.
 """
 
-from __future__ import annotations
+
 
 from datetime import datetime
 from typing import Any, Optional

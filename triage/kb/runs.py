@@ -104,9 +104,12 @@ def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -
         configruns.refresh(s, iid, [data.config])
         return obj, created
     s.execute(stmt, values)
-    configruns.refresh(s, iid, [data.config])
     obj = s.execute(select(m.Run).where(t.c.investigation_id == iid, t.c.run_id == data.run_id,
                                         t.c.config == data.config).execution_options(populate_existing=True)).scalars().one()
+    if created:  # one more run: the config's numbers move by it
+        configruns.added(s, iid, data.config, obj.pk)
+    else:
+        configruns.refresh(s, iid, [data.config])
     return obj, created
 
 
