@@ -235,7 +235,8 @@ def lock_investigation(s: Session, iid: str) -> None:
     (``SELECT ... FOR UPDATE``); on SQLite the transaction holds the write
     lock already (``BEGIN IMMEDIATE``).  Writers of one investigation take
     it in turn."""
-    s.execute(select(m.Investigation.id).where(m.Investigation.id == iid).with_for_update())
+    t = m.Investigation.__table__
+    s.execute(select(t.c.id).where(t.c.id == iid).with_for_update())
 
 
 try:  # several times faster than json.dumps, which matters to bulk imports

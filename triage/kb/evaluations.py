@@ -53,27 +53,28 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
     for i in range(0, len(gone), 500):
         s.execute(update(t).where(t.c.pk.in_(gone[i:i + 500])).values(retired_at=stamp))
     changed: dict[str, tuple[Optional[str], str]] = {}
-    hyps = {h.id: h for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
-    last = {}
-    for c in s.execute(select(m.StatusChange).where(m.StatusChange.investigation_id == iid).order_by(m.StatusChange.pk)).scalars():
-        last[c.hypothesis_id] = c.status
+    h, sc = m.Hypothesis.__table__, m.StatusChange.__table__
+    stored = dict(s.execute(select(h.c.id, h.c.status).where(h.c.investigation_id == iid)).all())
+    last = dict(s.execute(select(sc.c.hypothesis_id, sc.c.status).where(sc.c.investigation_id == iid)
+                          .order_by(sc.c.pk)).all())  # each hypothesis's last change
+    changes = []
     for hid, status in ev.statuses.items():
         previous = last.get(hid)
         if previous != status:
-            s.add(m.StatusChange(investigation_id=iid, hypothesis_id=hid, previous=previous, status=status, at=stamp))
+            changes.append(dict(investigation_id=iid, hypothesis_id=hid, previous=previous, status=status, at=stamp))
             changed[hid] = (previous, status)
-        if hid in hyps and hyps[hid].status != status:
-            hyps[hid].status = status
+        if hid in stored and stored[hid] != status:
+            s.execute(update(h).where(h.c.investigation_id == iid, h.c.id == hid).values(status=status))
             touched = True
+    if changes:
+        s.execute(insert(sc), changes)
     if touched or fresh or gone or changed:
         # What other investigations' reports read of this one ("Seen elsewhere") changed.
         import uuid
 
-        row = s.get(m.Meta, EVIDENCE_VERSION)
-        if row is None:
-            s.add(m.Meta(key=EVIDENCE_VERSION, value=uuid.uuid4().hex))
-        else:
-            row.value = uuid.uuid4().hex
+        meta, version = m.Meta.__table__, uuid.uuid4().hex
+        if s.execute(update(meta).where(meta.c.key == EVIDENCE_VERSION).values(value=version)).rowcount == 0:
+            s.execute(insert(meta).values(key=EVIDENCE_VERSION, value=version))
     s.flush()
     return changed
 

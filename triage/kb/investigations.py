@@ -16,22 +16,26 @@ from triage.kb.db import now
 
 
 def find_investigation(s: Session, pr: Optional[int] = None, repo: Optional[str] = None,
-                       ident: Optional[str] = None) -> m.Investigation:
-    """The investigation a command names by ``--pr`` (and ``--repo``) or id."""
+                       ident: Optional[str] = None) -> Any:
+    """The investigation a command names by ``--pr`` (and ``--repo``) or id: its row,
+    each column an attribute as on :class:`~triage.kb.models.Investigation` (read
+    as columns: a command that evaluates needs no mapped object, so the tables'
+    mappings are never set up)."""
+    t = m.Investigation.__table__
     if ident is not None:
-        row = s.get(m.Investigation, ident)
+        row = s.execute(select(t).where(t.c.id == ident)).first()
         if row is None:
             raise InputError(f"no investigation {ident!r} in the knowledge base")
         return row
-    q = select(m.Investigation)
+    q = select(t)
     if pr is not None:
-        q = q.where(m.Investigation.pr == pr)
+        q = q.where(t.c.pr == pr)
     if repo is not None:
-        q = q.where(m.Investigation.repo == repo)
-    rows = s.execute(q.order_by(m.Investigation.id)).scalars().all()
+        q = q.where(t.c.repo == repo)
+    rows = s.execute(q.order_by(t.c.id)).all()
     if not rows:
         what = " ".join(x for x in (repo and f"repo {repo}", pr is not None and f"PR {pr}") if x)
-        known = s.execute(select(m.Investigation).order_by(m.Investigation.id)).scalars().all()
+        known = s.execute(select(t.c.repo, t.c.pr).order_by(t.c.id)).all()
         hint = (" Known: " + ", ".join(f"{r.repo}#{r.pr}" for r in known) + ".") if known else \
             " Load a rule file that defines it (rules/*.yaml, or --rules PATH)."
         raise NoInvestigation(f"no investigation for {what or 'that selection'}.{hint}")
@@ -55,16 +59,20 @@ def load_bundle(s: Session, inv: m.Investigation, *, runs: bool = True) -> Any:
 
     iid = inv.id
 
-    def rows(table: Any) -> list[Any]:
-        return list(s.execute(select(table).where(table.investigation_id == iid).order_by(table.position)).scalars())
+    # Rows of columns, read as the objects' attributes are: no objects made, and no
+    # statement that needs the tables' mappings.
+    def rows(model: Any) -> list[Any]:
+        t = model.__table__
+        return list(s.execute(select(t).where(t.c.investigation_id == iid).order_by(t.c.position)))
 
     spec_data = {k: v for k, v in inv.spec.items() if k not in ("extractors", "exclusive")}
     sigs = {}
-    for row in s.execute(select(m.Signature)).scalars():
+    for row in s.execute(select(m.Signature.__table__)):
         sp = row.spec
         sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""))
-    marks = list(s.execute(select(m.BisectMark).where(m.BisectMark.investigation_id == iid).order_by(m.BisectMark.pk)).scalars())
-    manual = s.execute(select(m.ManualEvidence).where(m.ManualEvidence.investigation_id == iid).order_by(m.ManualEvidence.pk)).scalars()
+    bm, me = m.BisectMark.__table__, m.ManualEvidence.__table__
+    marks = list(s.execute(select(bm).where(bm.c.investigation_id == iid).order_by(bm.c.pk)))
+    manual = s.execute(select(me).where(me.c.investigation_id == iid).order_by(me.c.pk))
     return Bundle(
         spec=schema.InvestigationSpec.model_validate(spec_data),
         hypotheses=[schema.HypothesisSpec.model_validate(r.spec) for r in rows(m.Hypothesis)],
@@ -91,7 +99,8 @@ def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
 
 
 def has_config(s: Session, iid: str, config: str) -> bool:
-    q = select(m.Run.pk).where(m.Run.investigation_id == iid, m.Run.config == config).limit(1)
+    t = m.Run.__table__
+    q = select(t.c.pk).where(t.c.investigation_id == iid, t.c.config == config).limit(1)
     return s.execute(q).first() is not None
 
 

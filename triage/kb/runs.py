@@ -104,8 +104,9 @@ def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -
         configruns.refresh(s, iid, [data.config])
         return obj, created
     s.execute(stmt, values)
-    obj = s.execute(select(m.Run).where(t.c.investigation_id == iid, t.c.run_id == data.run_id,
-                                        t.c.config == data.config).execution_options(populate_existing=True)).scalars().one()
+    # the run as written, its columns as attributes (no mapped object: see find_investigation)
+    obj = s.execute(select(t).where(t.c.investigation_id == iid, t.c.run_id == data.run_id,
+                                    t.c.config == data.config)).one()
     if created:  # one more run: the config's numbers move by it
         configruns.added(s, iid, data.config, obj.pk)
     else:

@@ -118,8 +118,9 @@ def others(s: Session) -> str:
     """The evidence version: it changes with every evaluation that changed any stored evidence or status."""
     from triage.kb.evaluations import EVIDENCE_VERSION
 
-    row = s.get(m.Meta, EVIDENCE_VERSION)
-    return row.value if row is not None else ""
+    t = m.Meta.__table__  # written as columns too (store_evaluation): never an object held from before
+    value = s.execute(select(t.c.value).where(t.c.key == EVIDENCE_VERSION)).scalar()
+    return value if value is not None else ""
 
 
 def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -> None:

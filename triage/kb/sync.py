@@ -25,8 +25,8 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
     locked = False
     keys = dict(zip(path_keys([Path(f.path) for f in ruleset.files]), ruleset.files))
     # One query for every file's last load: a file's check costs no statement of its own.
-    known = {r.path: r for r in s.execute(select(m.RuleSource).where(m.RuleSource.path.in_(list(keys)))).scalars()} \
-        if keys else {}
+    t = m.RuleSource.__table__
+    known = {r.path: r for r in s.execute(select(t.c.path, t.c.sha256).where(t.c.path.in_(list(keys))))} if keys else {}
     for key, f in keys.items():
         src = known.get(key)
         if src is not None and src.sha256 == f.sha256 and not force:
@@ -44,10 +44,11 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
             if src is not None and src.sha256 == f.sha256 and not force:
                 continue
         _upsert_file(s, f)
-        if src is None:
+        row = s.get(m.RuleSource, key)  # the record to change (what was read above is columns)
+        if row is None:
             s.add(m.RuleSource(path=key, sha256=f.sha256, loaded_at=now()))
         else:
-            src.sha256, src.loaded_at = f.sha256, now()
+            row.sha256, row.loaded_at = f.sha256, now()
         loaded.append(f.path)
     s.flush()
     return loaded
