@@ -27,8 +27,8 @@ class Keys(Sequence[str]):
     __slots__ = ("_text", "_ids", "_suffix", "_items", "_len")
 
     def __init__(self, text: str = "", count: Optional[int] = None) -> None:
-        self._text: Optional[str] = text  # the keys joined by SEP ("" for none)
-        self._ids: Optional[str] = None
+        self._text: Optional[str] = text  # the keys joined by SEP ("" for none); None: not made yet
+        self._ids = ""  # while the text is not made: the keys without their common suffix, joined
         self._suffix = ""
         self._items: Optional[tuple[str, ...]] = None
         self._len = count
@@ -45,25 +45,21 @@ class Keys(Sequence[str]):
     @classmethod
     def suffixed(cls, ids: str, suffix: str, count: Optional[int] = None) -> Keys:
         """The keys ``id + suffix`` of ``ids`` (joined by SEP; ``suffix`` not empty)."""
-        made = cls("" if not ids else None, count)  # type: ignore[arg-type]
+        made = cls("", count)
         if ids:
-            made._ids, made._suffix = ids, suffix
+            made._text, made._ids, made._suffix = None, ids, suffix
         return made
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = self._ids.replace(SEP, self._suffix + SEP) + self._suffix  # type: ignore[union-attr]
+            self._text = self._ids.replace(SEP, self._suffix + SEP) + self._suffix
         return self._text
-
-    def _lazy(self) -> bool:
-        """Still ids and their suffix: the joined text not made yet."""
-        return self._text is None
 
     def ids(self, suffix: str) -> str:
         """The keys without ``suffix``, which each ends with, joined: how a config's keys are stored."""
         if self._text is None and self._suffix == suffix:
-            return self._ids  # type: ignore[return-value]
+            return self._ids
         text = self.text
         return text[:-len(suffix)].replace(suffix + SEP, SEP) if text else ""
 
@@ -74,7 +70,7 @@ class Keys(Sequence[str]):
         count = self._len + len(more) if self._len is not None else None
         if self._text is None and all(k.endswith(self._suffix) for k in more):
             n = len(self._suffix)
-            return Keys.suffixed(SEP.join([self._ids, *(k[:-n] for k in more)]), self._suffix, count)  # type: ignore[list-item]
+            return Keys.suffixed(SEP.join([self._ids, *(k[:-n] for k in more)]), self._suffix, count)
         return Keys(SEP.join([self.text, *more] if self.text else more), count)
 
     def inserted(self, pos: int, key: str) -> Optional[Keys]:
@@ -89,8 +85,8 @@ class Keys(Sequence[str]):
         text, item = (self._ids, key[:-len(self._suffix)]) if lazy else (self.text, key)
         at = 0
         for _ in range(pos):
-            at = text.index(SEP, at) + 1  # type: ignore[union-attr]
-        text = f"{text[:at]}{item}{SEP}{text[at:]}"  # type: ignore[index]
+            at = text.index(SEP, at) + 1
+        text = f"{text[:at]}{item}{SEP}{text[at:]}"
         return Keys.suffixed(text, self._suffix, n + 1) if lazy else Keys(text, n + 1)
 
     def _all(self) -> tuple[str, ...]:
@@ -118,10 +114,10 @@ class Keys(Sequence[str]):
             text, suffix = (self._ids, self._suffix) if self._text is None else (self._text, "")
             if isinstance(i, int) and i in (0, -1) and text:
                 # the first or the newest key, without splitting thousands
-                return (text.partition(SEP)[0] if i == 0 else text.rpartition(SEP)[2]) + suffix  # type: ignore[union-attr]
+                return (text.partition(SEP)[0] if i == 0 else text.rpartition(SEP)[2]) + suffix
             if (isinstance(i, slice) and i.step is None and (i.start or 0) == 0
                     and i.stop is not None and 0 <= i.stop < 64):
-                return tuple(k + suffix for k in text.split(SEP, i.stop)[:i.stop]) if text else ()  # type: ignore[union-attr]
+                return tuple(k + suffix for k in text.split(SEP, i.stop)[:i.stop]) if text else ()
         return self._all()[i]
 
     def __iter__(self) -> Iterator[str]:
@@ -139,11 +135,11 @@ class Keys(Sequence[str]):
         else:
             text = self._text
         n = len(key)
-        at = text.find(key)  # type: ignore[union-attr]
+        at = text.find(key)
         while at != -1:  # a whole key: bounded by the text's ends or by separators
-            if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):  # type: ignore[index,arg-type]
+            if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):
                 return True
-            at = text.find(key, at + 1)  # type: ignore[union-attr]
+            at = text.find(key, at + 1)
         return False
 
     def may_name(self, configs: Iterable[str]) -> bool:
@@ -153,7 +149,8 @@ class Keys(Sequence[str]):
         each is one search of the text."""
         if self._items is not None:
             return True  # split already: the caller may as well go through the keys
-        if self._text is None:  # every key ends with the suffix: a key ends with "/config" only if
+        if self._text is None:  # every key ends with the suffix: one ends with "/c" only if the
+            # suffix does, or "/c" ends with the suffix (and the run id with the rest)
             return any(self._suffix.endswith(f"/{c}") or f"/{c}".endswith(self._suffix) for c in configs)
         text = self._text
         return any(text.endswith(f"/{c}") or f"/{c}{SEP}" in text for c in configs)
