@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -129,6 +130,32 @@ def test_invalid_runs_merge_in_the_order_recorded(parts: list) -> None:
     want = {k: w for _, k, w in sorted((x for p in parts for x in p), key=lambda x: x[0])}
     assert list(merged.items()) == list(want.items()) and len(merged) == len(want)
     assert all(merged.get(k) == w and k in merged for k, w in want.items())
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 50), st.sampled_from(["a/b/c", "b/c", "x/c", "a/b"]) | key, key),
+                         max_size=4, unique_by=lambda x: x[1]), max_size=4),
+       st.lists(key, max_size=3), st.booleans())
+def test_invalid_runs_looked_up_before_they_are_merged_say_what_the_merge_says(parts: list, probes: list,
+                                                                              stored: bool) -> None:
+    """A few lookups search each config's texts instead of merging them (a config holds
+    a key once; one key in two configs' runs is the one recorded last)."""
+    def made(p: list) -> Any:
+        return Invalid(",".join(str(o) for o, _, _ in p), Keys.of(k for _, k, _ in p), Keys.of(w for _, _, w in p)) \
+            if stored else tuple(p)
+
+    want = {k: w for _, k, w in sorted((x for p in parts for x in p), key=lambda x: x[0])}
+    merged = InvalidRuns([made(p) for p in parts])
+    for k in [*want, *probes]:
+        assert merged.get(k) == want.get(k) and (k in merged) == (k in want)
+    assert merged.get("\x00") is None and 3 not in merged and dict(merged.items()) == want
+
+
+def test_a_key_is_found_at_its_place_among_keys_kept_whole_or_as_ids() -> None:
+    whole = Keys("\x00".join(["1/c", "21/c", "2/c", "x/2/c"]))
+    lazy = Keys.suffixed("\x00".join(["1", "21", "2", "x/2"]), "/c")
+    for keys in (whole, lazy):
+        assert [keys.index_of(k) for k in ("1/c", "21/c", "2/c", "x/2/c")] == [0, 1, 2, 3]
+        assert keys.index_of("2") is None and keys.index_of("1/d") is None and keys.index_of(None) is None
 
 
 def test_a_lazy_list_reads_as_its_tuple_and_keeps_its_text() -> None:

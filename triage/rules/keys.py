@@ -128,9 +128,22 @@ class Keys(Sequence[str]):
             return False
         if self._items is not None:
             return key in self._items
-        if self._text is None:  # every key ends with the suffix: look for the id
+        return self._find(key)[1] != -1
+
+    def index_of(self, key: object) -> Optional[int]:
+        """The place of ``key`` here (None: not here): a search of the text and a count
+        of the separators before what it finds, without splitting the keys."""
+        if not isinstance(key, str) or not self or SEP in key:
+            return None
+        text, at = self._find(key)
+        return None if at == -1 else text.count(SEP, 0, at)
+
+    def _find(self, key: str) -> tuple[str, int]:
+        """Where ``key`` is whole in the text it is looked for in (-1: nowhere), and that
+        text: the ids, while every key ends with the suffix (the key without it is looked for)."""
+        if self._text is None:
             if not key.endswith(self._suffix):
-                return False
+                return "", -1
             text, key = self._ids, key[:-len(self._suffix)]
         else:
             text = self._text
@@ -138,9 +151,9 @@ class Keys(Sequence[str]):
         at = text.find(key)
         while at != -1:  # a whole key: bounded by the text's ends or by separators
             if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):
-                return True
+                return text, at
             at = text.find(key, at + 1)
-        return False
+        return text, -1
 
     def may_name(self, configs: Iterable[str]) -> bool:
         """Whether a key here may be a run of one of ``configs`` (a key is
@@ -234,6 +247,9 @@ class Invalid(Sequence[tuple[int, str, str]]):
         return f"Invalid({self._all()!r})"
 
 
+_MISSING = object()
+
+
 class InvalidRuns(Mapping[str, str]):
     """Run key -> why it decides nothing, over every config, in the order recorded;
     merged from the configs' :class:`Invalid` when first looked at (an evaluation
@@ -242,6 +258,7 @@ class InvalidRuns(Mapping[str, str]):
     def __init__(self, parts: Sequence[Sequence[tuple[int, str, str]]]) -> None:
         self._parts = parts
         self._map: Optional[dict[str, str]] = None
+        self._texts: Optional[list[Invalid]] = None
 
     def _all(self) -> dict[str, str]:
         if self._map is None:
@@ -259,10 +276,22 @@ class InvalidRuns(Mapping[str, str]):
         return len(self._all())
 
     def __contains__(self, key: object) -> bool:
-        return key in self._all()
+        return self.get(key, _MISSING) is not _MISSING  # type: ignore[arg-type]
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._all().get(key, default)
+        """Why ``key`` decides nothing: a search of its config's texts, not the whole map
+        (a report looks up the few runs it shows among tens of thousands)."""
+        if self._map is not None:
+            return self._map.get(key, default)
+        if self._texts is None:
+            self._texts = [p if isinstance(p, Invalid) else Invalid.of(p) for p in self._parts]
+        found = [(part, at) for part in self._texts if (at := part.keys.index_of(key)) is not None]
+        if not found:
+            return default
+        if len(found) > 1:  # one key in two configs' runs ("a" of "b/c", "a/b" of "c"): the last recorded
+            return max(((part._all()[at][0], n), part.whys[at]) for n, (part, at) in enumerate(found))[1]
+        part, at = found[0]
+        return part.whys[at]
 
 
 class Lazy(Sequence[Any]):
