@@ -7,8 +7,6 @@ imports and the bot.  Evidence is what the engine derived; rows are retired,
 never deleted, so the history of a hypothesis's status stays visible.
 """
 
-
-
 from datetime import datetime
 from typing import Any, Optional
 
