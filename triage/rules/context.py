@@ -52,6 +52,7 @@ class Context:
                                      "tell them apart; check the references")
             else:
                 self._warn_wide_noise(good[0], bad[0])
+        self.warnings.extend(no_noise_warnings(self.spec))
         self.bisects = _Bisects(self)  # bisect id -> BisectState, as each is evaluated
 
     # -- what is read -----------------------------------------------------
@@ -232,12 +233,20 @@ class Context:
                 k, n = k + (r.status == "failed"), n + 1
         return Measure(k / n, n) if n else None
 
-    def label(self, runs: Sequence[RunRec]) -> str:
+    def label(self, runs: Sequence[RunRec], counted: bool = False) -> str:
+        """The runs' config(s), with how many runs were pooled unless the value shows its counts."""
         configs = sorted({r.config for r in runs})
         if len(configs) == 1:
             text = self.short(configs[0])
-            return text if len(runs) == 1 else f"{text} (×{len(runs)})"
+            return text if len(runs) == 1 or counted else f"{text} (×{len(runs)})"
         return ", ".join(self.short(c) for c in configs)
+
+    @staticmethod
+    def shown(m: Measure, metric: str) -> str:
+        """A measure for a sentence: a fail rate as its counts ("fails 7/50"), else its value."""
+        if metric == FAIL_RATE and m.n and not m.fixed:
+            return f"fails {round(m.value * m.n)}/{m.n}"
+        return fmt(m.value)
 
     def _resolve_reference(self, name: str, ref: Any) -> tuple[Optional[Measure], str]:
         metric = self.spec.metric
@@ -254,8 +263,9 @@ class Context:
         if ref.run is not None:  # one run: the newest if its id names several
             runs = sorted(runs, key=_run_order)[-1:]
         m = self.measure(runs, metric)  # a config: its valid repeats, pooled
-        label = f"{name} {fmt(m.value)}" if m else name
-        return m, f"{label} (×{len(runs)})" if m and len(runs) > 1 else label
+        label = f"{name} {self.shown(m, metric)}" if m else name
+        pooled = m is not None and len(runs) > 1 and metric != FAIL_RATE
+        return m, f"{label} (×{len(runs)})" if pooled else label
 
     # -- bounds -----------------------------------------------------------
     def bound(self, b: Any) -> tuple[Optional[float], str]:
@@ -265,6 +275,26 @@ class Context:
             return self.spec.gate, f"gate {fmt(self.spec.gate)}" if self.spec.gate is not None else "gate"
         m, label = self.refs.get(b, (None, b))
         return (m.value if m else None), label
+
+
+def no_noise_warnings(spec: Any) -> list[str]:
+    """The compared metrics that have no noise estimate at all (no `noise`, no `tolerance`, no
+    sample count known from the rule file): their comparisons are exact, and any difference decides."""
+    if spec.tolerance is not None:
+        return []
+    out = []
+    refs_n = any(getattr(r, "n", None) for r in spec.references.values())
+    for name in dict.fromkeys([spec.metric, *spec.metrics]):
+        st = spec.metrics.get(name, _NO_SETTINGS)
+        if name == FAIL_RATE or st.noise is not None or st.n_max is not None or st.scale is not None:
+            continue
+        if name == spec.metric and refs_n:
+            continue
+        out.append(f"{name} has no noise estimate: its comparisons are exact, so any difference decides and "
+                   f"two runs that differ by chance can rule out the true cause; declare the run-to-run noise "
+                   f"(metrics: {{{name}: {{noise: 2%}}}}, an SD), an investigation-wide tolerance (tolerance: 1%), "
+                   f"or record its sample count ({name}=VALUE/N)")
+    return out
 
 
 def num(x: float) -> str:

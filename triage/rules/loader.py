@@ -557,6 +557,17 @@ def direction_warnings(f: LoadedFile) -> list[Problem]:
     return out
 
 
+def noise_warnings(f: LoadedFile) -> list[Problem]:
+    """The investigation's compared metrics with no noise estimate at all (exact comparisons)."""
+    inv = f.spec.investigation
+    if inv is None:
+        return []
+    from triage.rules.context import no_noise_warnings
+
+    line, col = f.where(("investigation", "metric"), key=True)
+    return [Problem(f.path, line, col, f"warning: {text}") for text in no_noise_warnings(inv)]
+
+
 @dataclass
 class RuleSet:
     files: list[LoadedFile]
