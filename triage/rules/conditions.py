@@ -277,10 +277,8 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         c, rlabel, _ = against(target)
         if c is None:
             return Result(V.NODATA, [f"{rlabel}: no value yet"])
-        # the same: the whole interval within ±margin; contradicted: wholly outside it
-        v = V.TRUE if c.outcome is Outcome.SAME else V.FALSE if c.beyond_margin else V.UNKNOWN
-        if not want_same:
-            v = _not(v)
+        verdict = stats.judge(c, "same_as" if want_same else "differs_from")
+        v = V.UNKNOWN if verdict is None else V.TRUE if verdict else V.FALSE
         sym = "≈" if c.outcome is Outcome.SAME else "≠" if c.beyond_margin else None
         short = f"{label} {value} {sym} {rlabel}" if sym else f"{label} {value} vs {rlabel}: can't tell"
         return Result(v, [describe(c, rlabel)], list(keys), needed=needs(c), measure=m, short=[short])

@@ -477,6 +477,7 @@ def _decide(delta: float, lo: float, hi: float, different: bool, margin: float |
 
 
 WORDS = ("better_than", "worse_than", "no_worse_than", "passes", "fails")
+SAME_WORDS = ("same_as", "differs_from")  # no direction: within ±margin, or wholly outside it
 
 
 def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]:
@@ -490,10 +491,15 @@ def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]
     - no_worse_than: holds when dlo ≥ -m (worse by less than the margin at most); contradicted
       when shown worse;
     - passes / fails (a threshold, compared without a margin): shown on one side or the other;
-      exactly at it, with no noise, passes.
+      exactly at it, with no noise, passes;
+    - same_as: holds when the whole interval lies within ±m, contradicted when wholly outside it;
+      differs_from the other way round.
     """
+    if word in ("same_as", "differs_from"):
+        same = True if c.outcome is Outcome.SAME else False if c.beyond_margin else None
+        return same if word == "same_as" or same is None else not same
     if word not in WORDS:
-        raise ValueError(f"unknown direction word {word!r}; expected one of {', '.join(WORDS)}")
+        raise ValueError(f"unknown direction word {word!r}; expected one of {', '.join(WORDS + SAME_WORDS)}")
     sign = 1.0 if direction == "higher" else -1.0
     better = c.different and sign * c.delta > 0
     worse = c.different and sign * c.delta < 0
