@@ -40,6 +40,7 @@ class Context:
         self.tolerance = stats.Tolerance.parse(self.spec.tolerance) if self.spec.tolerance is not None else None
         self.confidence = self.spec.confidence
         self.warnings: list[str] = []  # said once in the report: noise that cannot decide, a missing scale
+        self.spec_bisects = inv.bisects  # the bisects whose points no `{config: X}` reference pools
         self.refs: dict[str, tuple[Optional[Measure], str]] = {}
         for name, ref in self.spec.references.items():
             self.refs[name] = self._resolve_reference(name, ref)
@@ -256,16 +257,49 @@ class Context:
         if ref.run is not None:
             runs = self.named(ref.run)
         else:
-            runs = self.by_config.get(ref.config, [])
+            runs = self._reference_runs(ref)
         runs = [r for r in runs if self.valid(r) and self.has_metric(r, metric)]
         if not runs:
             return None, f"{name} (no valid run yet)"
-        if ref.run is not None:  # one run: the newest if its id names several
+        if ref.run is not None or ref.newest:  # one run: the newest if its id names several
             runs = sorted(runs, key=_run_order)[-1:]
         m = self.measure(runs, metric)  # a config: its valid repeats, pooled
         label = f"{name} {self.shown(m, metric)}" if m else name
         pooled = m is not None and len(runs) > 1 and metric != FAIL_RATE
+        if pooled:
+            self._warn_disagreeing(name, runs, metric)
         return m, f"{label} (×{len(runs)})" if pooled else label
+
+    def _reference_runs(self, ref: Any) -> list[RunRec]:
+        """A `{config: X}` reference's runs: those `where` selects, less the points of a bisect over X
+        (a bisect point is a run of its own question, not a repeat of the reference), unless
+        `where` names that bisect's axis."""
+        runs = list(self.by_config.get(ref.config, []))
+        if ref.where:
+            runs = [r for r in runs if _provenance_matches(r, ref.where)]
+        for b in self.spec_bisects:
+            configs = [b.config] if isinstance(b.config, str) else b.config
+            keys = [b.axis] if isinstance(b.axis, str) else list(b.axis)
+            if (configs is not None and ref.config not in configs) or set(keys) & set(ref.where):
+                continue
+            points = {(p,) if isinstance(p, str) else tuple(p) for p in b.points}
+            runs = [r for r in runs if not all(k in r.provenance for k in keys)
+                    or tuple(str(r.provenance[k]) for k in keys) not in points]
+        return runs
+
+    def _warn_disagreeing(self, name: str, runs: Sequence[RunRec], metric: str) -> None:
+        """A reference that pools runs which disagree beyond their noise: said once, naming them."""
+        ordered = sorted(runs, key=lambda r: r.metrics[metric][0] if metric in r.metrics else 0.0)
+        low, high = ordered[0], ordered[-1]
+        lo_m, hi_m = self.measure([low], metric), self.measure([high], metric)
+        if lo_m is None or hi_m is None:
+            return
+        c = stats.compare(hi_m, lo_m, tolerance=self.tolerance, confidence=self.confidence)
+        if c.different and c.method != "exact":
+            self.warnings.append(
+                f"reference {name} pools {len(runs)} runs that disagree beyond their noise: {high.run_id} "
+                f"{fmt(hi_m.value)} vs {low.run_id} {fmt(lo_m.value)} ({c.noise}); narrow it with where: "
+                "{KEY: VALUE} or newest: true, or exclude the run that does not belong")
 
     # -- bounds -----------------------------------------------------------
     def bound(self, b: Any) -> tuple[Optional[float], str]:
