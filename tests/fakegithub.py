@@ -6,7 +6,7 @@ It starts a :class:`FakeGitHub` on 127.0.0.1 (port 0), sets ``GITHUB_API_URL``
 to it and ``GITHUB_TOKEN`` to its token (and removes ``GH_TOKEN``), and yields
 the handle.
 
-Responses are shaped from the fixture files of ``shared/fixtures/github/rest``
+Responses are shaped from the fixture files of ``tests/fixtures/github/rest``
 (found next to the repository, or at ``$TRIAGE_GITHUB_FIXTURES``); a minimal
 built-in shape is used when those files are absent.
 
@@ -79,10 +79,12 @@ TOKENS_IN_USE: set[str] = {DEFAULT_TOKEN}
 
 
 def fixtures_dir() -> Path:
+    """The GitHub payloads and REST shapes the tests use, kept in the project with their sources
+    (tests/fixtures/github/README.md); ``TRIAGE_GITHUB_FIXTURES`` points elsewhere."""
     env = os.environ.get("TRIAGE_GITHUB_FIXTURES")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "github"
+    return Path(__file__).resolve().parent / "fixtures" / "github"
 
 
 def load_fixture(name: str) -> dict | None:

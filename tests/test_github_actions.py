@@ -82,8 +82,7 @@ def test_fetch_workflow_run_with_three_jobs(fake_github, client):
 
 def test_job_shape_comes_from_the_fixture(fake_github, client):
     example = load_fixture("actions.list-jobs-for-workflow-run")
-    if example is None:
-        pytest.skip("shared GitHub fixtures not available")
+    assert example is not None, "tests/fixtures/github/rest/actions.list-jobs-for-workflow-run.json is missing"
     three_jobs(fake_github)
     raw = client.get_json(f"/repos/{REPO}/actions/runs/{RUN}/jobs")
     assert set(raw) == {"total_count", "jobs"} and raw["total_count"] == 3
