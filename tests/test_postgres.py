@@ -127,7 +127,7 @@ def test_bulk_import_on_postgres(cli, rules_dir, fresh_pg_url, tmp_path, monkeyp
     r = cli("--db", fresh_pg_url, "import", str(path))
     assert r.code == 0, r.err
     assert "imported 34 run(s)" in r.out and "33 new, 1 updated" in r.out
-    cli("import", str(EXAMPLE_RUNS))
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
     assert without_written(cli("--db", fresh_pg_url, "export", "--pr", "30433").out) == \
         without_written(cli("export", "--pr", "30433").out)
     r = cli("--db", fresh_pg_url, "import", str(EXAMPLE_RUNS))
