@@ -64,7 +64,8 @@ class Kind:
 
     ``refs``: "fixed" (``{value: V}``, the true means), "measured" (``{value:
     V, n: N}`` drawn anew each time), "pooled:R" (``{config: X}`` with R
-    runs each) or "pooled-bad:R" (good fixed, bad pooled).  ``test``: the YAML that decides ``h`` from config ``fix``."""
+    runs each) or "pooled-bad:R" (good fixed, bad pooled).  ``test``: the
+    YAML that decides ``h`` from config ``fix``."""
 
     name: str
     what: str
