@@ -169,6 +169,8 @@ KINDS: tuple[Kind, ...] = (
          "fail_rate", "lower", Family("counts", n=20), 0.1, "fixed", 1, RECOVERS),
     Kind("noise-fixed", "wall time (lower), noise 5 declared; recovers; good/bad fixed; 2 repeats",
          "wall_s", "lower", WALL, 1470.0, "fixed", 2, RECOVERS, declare_noise=True),
+    Kind("noise-fixed-x8", "wall time (lower), noise 5 declared; recovers; good/bad fixed; 8 repeats",
+         "wall_s", "lower", WALL, 1470.0, "fixed", 8, RECOVERS, declare_noise=True),
     Kind("noise-pooled", "wall time (lower), noise 5 declared; recovers; good/bad 3 repeats each; 2 repeats",
          "wall_s", "lower", WALL, 1470.0, "pooled:3", 2, RECOVERS, declare_noise=True),
     Kind("spread-fixed", "wall time (lower), no noise declared; recovers; good/bad fixed; 3 repeats",
