@@ -29,7 +29,7 @@ def test_sizes_first_screen_and_whole(cli, seeded):
     body = comment(cli)
     screen = first_screen(body)
     assert len(screen) < 2_500
-    assert len(body) < 20_000
+    assert len(body) < 20_500  # a bar per bisect point (18 bars) since #25
     # above the fold: the verdict, the bisect answers, the next experiments and their command; nothing else
     headings = re.findall(r"^### (.+)$", screen, re.M)
     assert headings == ["Verdict so far", "Suggested next"]
@@ -83,13 +83,16 @@ def test_a_known_failure_is_explained_once_and_grouped(cli, seeded):
     assert body.count("excluded: the PR's unit-test CI, not the accuracy gate") == 2  # two excluded runs
 
 
-def test_the_chart_pools_repeats_one_bar_per_config(cli, seeded):
+def test_the_chart_pools_repeats_one_bar_per_config_and_bisect_point(cli, seeded):
     body = comment(cli)
     chart = re.search(r"```mermaid\n(%%\{init.*?)```", body, re.S).group(1)
     categories = re.search(r"x-axis \[(.*)\]", chart).group(1)
     labels = re.findall(r'"([^"]*)"', categories)
-    assert len(labels) == len({label.split(" ×")[0] for label in labels}) == 16
+    assert len(labels) == len({label.split(" ×")[0] for label in labels}) == 18
     assert "1p1d-decodemeta ×3 0.876–0.885" in labels
+    # the two image-bisect points are two bars, not one "×2 0.888–0.939" across the gate
+    assert {"1p1d-imagebisect @ …-mi35x-20260625", "1p1d-imagebisect @ …-mi35x-20260626"} <= set(labels)
+    assert not any(label.startswith("1p1d-imagebisect ×") for label in labels)
     bars = [float(x) for x in re.search(r"bar \[(.*)\]", chart).group(1).split(", ")]
     assert bars[labels.index("1p1d-decodemeta ×3 0.876–0.885")] == pytest.approx((0.876 + 0.879 + 0.885) / 3, abs=1e-4)
 

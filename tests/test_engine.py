@@ -200,15 +200,19 @@ def test_run_vs_run_comparison_and_tolerance_without_n():
     rules:
       - id: same-throughput
         hypothesis: graph
-        when: {config: eager, same_as: {config: base}}
+        when: {config: eager, same_as: {config: base}, margin: 12}
         then: ruled_out
     """
+    # each run is known to ±5% (5.0 here): their difference to ±7.07, [-3.1, 11.1] within ±12
     runs = [run("1", "base", 100.0, n=None), run("2", "eager", 104.0, n=None)]
     ev = evaluate(inv(extra, runs, base=base))
     assert ev.statuses["graph"] == "ruled_out"
     assert "within tolerance" in evidence_for(ev, "graph")[0].reason
-    # each run is known to ±5% (5.0 here): their difference to ±7.07
+    # [0.9, 15.1]: different, but maybe by less than the margin: can't tell
     ev = evaluate(inv(extra, [runs[0], run("2", "eager", 108.0, n=None)], base=base))
+    assert ev.statuses["graph"] == "inconclusive"
+    # [17.9, 32.1]: beyond the margin, so not the same
+    ev = evaluate(inv(extra, [runs[0], run("2", "eager", 125.0, n=None)], base=base))
     assert ev.statuses["graph"] == "open"
 
 

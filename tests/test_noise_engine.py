@@ -107,7 +107,7 @@ def test_check_warns_when_good_when_points_the_wrong_way(tmp_path):
     assert result.exit_code == 0
     assert "warning: good_when at_least on wall_s, where lower is better" in result.output
     path.write_text(text.replace("at_least: gate", "passes: gate"))
-    assert "warning" not in CliRunner().invoke(app, ["check", str(path)]).output
+    assert "warning: good_when" not in CliRunner().invoke(app, ["check", str(path)]).output
 
 
 # ------------------------------------------------------------------ 2. proportions, 3. pass rates
@@ -147,7 +147,7 @@ def test_fail_rate_from_pass_fail_counts():
     ev = evaluate(inv(FLAKY, runs=runs))
     (item,) = [e for e in ev.evidence if e.rule == "predicts:revert"]
     assert item.verdict == "supports"
-    assert "revert (×50) 0.000 vs bad 0.140" in item.reason and "Fisher p = 0.012" in item.reason
+    assert "revert fails 0/50 vs bad fails 7/50" in item.reason and "Fisher p = 0.012" in item.reason
 
 
 def test_fail_rate_carried_as_counts():
@@ -207,10 +207,14 @@ rules:
 """
 
 
-def test_two_agreeing_runs_decide_as_one_did():
+def test_two_runs_without_noise_use_their_spread_and_never_turn_the_answer_around():
     one = evaluate(inv(THRESHOLD, runs=[run("1", "main", {"wall_s": 1487.4})]))
     two = evaluate(inv(THRESHOLD, runs=[run("1", "main", {"wall_s": 1487.4}), run("2", "main", {"wall_s": 1486.0})]))
     assert [e.verdict for e in one.evidence] == ["supports"]
+    assert [e.verdict for e in two.evidence] == ["inconclusive"]  # t with 1 df: can't tell, not "no"
+    assert two.evidence[0].needed == ("≥ 3 repeats",)
+    noisy = THRESHOLD.replace("  gate: 1480\n", "  gate: 1480\n  metrics: {wall_s: {noise: 2}}\n")
+    two = evaluate(inv(noisy, runs=[run("1", "main", {"wall_s": 1487.4}), run("2", "main", {"wall_s": 1486.0})]))
     assert [e.verdict for e in two.evidence] == ["supports"]
 
 
@@ -337,7 +341,8 @@ def test_suggestion_advice_within_the_benchmark_size():
 def test_a_reading_without_any_noise_still_says_something():
     base = LATENCY.replace("  gate: 1480\n", "")
     ev = evaluate(inv(base, runs=[run("1", "main", {"wall_s": 1486.9}), run("2", "main", {"wall_s": 1486.7})]))
-    assert ev.readings["1/main"] == "nearest bad (Δ -0.100, no noise known)"
+    assert ev.readings["1/main"] == "≈ bad"  # exact, within half the good–bad gap
+    assert any("wall_s has no noise estimate" in w.message for w in ev.warnings)
 
 
 def test_check_refuses_unknown_references_in_direction_words(tmp_path):

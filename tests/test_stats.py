@@ -197,10 +197,11 @@ def test_two_proportions_cant_tell_and_needed_n_decides() -> None:
     c = compare(a, b, margin=0.033)
     assert c.band == pytest.approx(newcombe_half(0.90, 200, 0.878, 200), rel=1e-12)
     assert c.outcome is Outcome.CANT_TELL
+    # at this estimate (Δ 0.022) a band narrower than Δ would show them different; one
+    # narrower than 0.033 - 0.022 would show them the same: the first comes sooner
     n = int(c.needed.removeprefix("n ≥ ").removesuffix(" per run").replace(",", ""))
-    assert newcombe_half(0.90, n, 0.878, n) <= 0.033 < newcombe_half(0.90, n - 1, 0.878, n - 1)
-    assert compare(Measure(0.90, n), Measure(0.878, n), margin=0.033).outcome is Outcome.SAME
-    assert compare(Measure(0.90, n - 1), Measure(0.878, n - 1), margin=0.033).outcome is Outcome.CANT_TELL
+    assert newcombe_half(0.90, n, 0.878, n) < 0.022 <= newcombe_half(0.90, n - 1, 0.878, n - 1)
+    assert compare(Measure(0.90, 2 * n), Measure(0.878, 2 * n), margin=0.033).outcome is Outcome.DIFFERENT
 
 
 def test_needed_n_uses_thousands_separator() -> None:
@@ -223,7 +224,8 @@ def test_zero_of_n_has_a_band() -> None:
     # sqrt(p(1-p)/n) is 0 at 0/n: Wilson is not.
     c = compare(Measure(0.0, 20), Measure(0.1, fixed=True))
     assert c.band is not None and c.band > 0.05
-    assert c.outcome is Outcome.SAME  # 0/20 cannot rule out 10%
+    assert c.outcome is Outcome.CANT_TELL  # 0/20 cannot rule out 10%, nor show it the same
+    assert compare(Measure(0.0, 20), Measure(0.1, fixed=True), margin=0.2).outcome is Outcome.SAME
 
 
 def test_zero_of_one_against_four_of_four_is_not_certain() -> None:
@@ -242,9 +244,10 @@ def test_percentages_with_scale() -> None:
     assert compare(Measure(91.0, 511), Measure(94.4, 511)).method == "exact"
 
 
-def test_no_margin_means_no_cant_tell() -> None:
+def test_without_a_margin_nothing_noisy_is_the_same() -> None:
+    # "not shown different" is never "the same": equivalence needs a margin
     c = compare(Measure(0.90, 200), Measure(0.878, 200))
-    assert c.outcome is Outcome.SAME
+    assert c.outcome is Outcome.CANT_TELL and not c.different
 
 
 def test_confidence_changes_quantile() -> None:
@@ -292,12 +295,14 @@ def test_single_run_borrows_variance_but_a_fixed_number_adds_none() -> None:
     assert c.band == pytest.approx(4.302653 * math.sqrt(16 / 3), abs=1e-5)
     assert c.outcome is Outcome.DIFFERENT
     assert "over 3+1 repeats" in c.noise
-    assert compare(a, Measure(101)).outcome is Outcome.SAME
+    assert compare(a, Measure(101)).outcome is Outcome.CANT_TELL
+    assert compare(a, Measure(101), margin=12).outcome is Outcome.SAME  # [-10.9, 8.9] within ±12
     # a number from the rule file: one-sample t, SE = 2/sqrt(3), over 3 repeats
     fixed = compare(a, Measure(101, fixed=True))
     assert fixed.band == pytest.approx(4.302653 * 2 / math.sqrt(3), abs=1e-5)
     assert fixed.noise == f"±{fmt(fixed.band)} over 3 repeats (t, 2 df)"
-    assert fixed.outcome is Outcome.SAME
+    assert fixed.outcome is Outcome.CANT_TELL
+    assert compare(a, Measure(101, fixed=True), margin=6).outcome is Outcome.SAME
 
 
 def test_zero_variance_falls_back() -> None:
@@ -305,7 +310,7 @@ def test_zero_variance_falls_back() -> None:
     assert compare(a, b).method == "exact"
     assert compare(a, b).outcome is Outcome.SAME
     assert compare(a, Measure.of([5.1, 5.1])).outcome is Outcome.DIFFERENT
-    tol = compare(a, Measure.of([5.1, 5.1]), tolerance=Tolerance.parse("0.2"))
+    tol = compare(a, Measure.of([5.1, 5.1]), tolerance=Tolerance.parse("0.2"), margin=0.5)
     assert tol.method == "tolerance" and tol.outcome is Outcome.SAME
 
 
@@ -338,7 +343,7 @@ def test_repeats_beyond_the_known_noise_widen_the_band() -> None:
 
 def test_tolerance_is_the_band_of_one_run() -> None:
     tol = Tolerance.parse("5%")  # 5% of 0.878 = 0.0439
-    same = compare(Measure(0.918), Measure(0.878, fixed=True), tolerance=tol)
+    same = compare(Measure(0.918), Measure(0.878, fixed=True), tolerance=tol, margin=0.1)
     assert same.method == "tolerance" and same.outcome is Outcome.SAME
     assert same.band == pytest.approx(0.0439)
     assert same.noise == "±0.044 from tolerance ±5%"
@@ -352,7 +357,8 @@ def test_tolerance_is_the_band_of_one_run() -> None:
 def test_absolute_tolerance_boundary() -> None:
     tol = Tolerance.parse("0.01")
     c = compare(Measure(0.888), Measure(0.878, fixed=True), tolerance=tol)
-    assert c.outcome is Outcome.SAME  # |Δ| == 0.01 within float slack
+    assert c.outcome is Outcome.CANT_TELL and not c.different  # |Δ| == 0.01 within float slack
+    assert compare(Measure(0.888), Measure(0.878, fixed=True), tolerance=tol, margin=0.02).outcome is Outcome.SAME
     assert c.noise == "±0.010 from tolerance ±0.01"
     assert compare(Measure(0.889), Measure(0.878, fixed=True), tolerance=tol).outcome is Outcome.DIFFERENT
 
@@ -449,8 +455,8 @@ def test_checks_with_repeats() -> None:
     # t(0.975, k-1) * 2 / sqrt(k) < 1 is k = 18 (k=17: 2.119905 * 2 / 4.123 = 1.028; k=18: 0.994)
     unsure = at_least(a, 101)
     assert unsure.result is None and unsure.needed == "≥ 18 repeats"
-    # every run below 103: each alone reads "< 103", and so do all three
-    assert at_least(a, 103).result is False
+    # every run below 103, but three runs this spread cannot show their mean is
+    assert at_least(a, 103).result is None and at_least(a, 103).needed == "≥ 5 repeats"
 
 
 def test_checks_use_the_tolerance() -> None:
@@ -468,12 +474,14 @@ def test_checks_without_noise_are_plain_comparisons() -> None:
     assert at_least(Measure(4.9), 5.0).result is False
 
 
-def test_two_runs_that_each_decide_keep_the_decision() -> None:
-    # one run at 1487.4 reads "≥ 1478.95"; adding one at 1486.0 must not make it can't tell
+def test_two_runs_without_any_noise_use_their_own_spread() -> None:
+    # one run with no noise known is a plain comparison; two runs show their spread (t, 1 df),
+    # which cannot yet tell: never the opposite answer
     assert at_least(Measure(1487.4), 1478.95).result is True
     two = at_least(Measure.of([1486.0, 1487.4]), 1478.95)
-    assert two.result is True
-    assert "each run alone" in two.noise
+    assert two.result is None and two.needed == "≥ 3 repeats"
+    # with the noise declared, agreeing runs keep the decision
+    assert at_least(Measure.of([1486.0, 1487.4], noise=2.0), 1478.95).result is True
 
 
 def test_decision_boundary_is_the_band() -> None:
@@ -483,7 +491,7 @@ def test_decision_boundary_is_the_band() -> None:
     just_in = compare(Measure(0.5, 10000), Measure(0.5 - band + 1e-6, fixed=True))
     assert just_out.band == pytest.approx(0.0098, abs=1e-5)
     assert just_out.outcome is Outcome.DIFFERENT
-    assert just_in.outcome is Outcome.SAME
+    assert just_in.outcome is Outcome.CANT_TELL
     # the margin boundary: band <= margin is SAME, just above is CANT_TELL
     assert compare(Measure(0.5, 10000), Measure(0.5), margin=band + 1e-9).outcome is Outcome.SAME
     assert (

@@ -72,7 +72,7 @@ def check(
     With --format json the problems are printed as JSON on stdout too.
     """
     from triage.errors import RuleFileError
-    from triage.rules.loader import direction_warnings, load_rules
+    from triage.rules.loader import direction_warnings, load_rules, noise_warnings
 
     _check_format(format, "text", "json")
     targets = [str(p) for p in paths] if paths else _rule_paths()
@@ -93,7 +93,7 @@ def check(
     keys = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors")
     files = []
     for f in ruleset.files:
-        for w in direction_warnings(f):
+        for w in direction_warnings(f) + noise_warnings(f):
             _err(str(w))
             warnings.append(w)
         spec = f.spec

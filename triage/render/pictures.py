@@ -83,11 +83,15 @@ def metric_series(model: dict) -> Optional[dict]:
     runs, with their range), and the lines."""
     inv = model["investigation"]
     metric = inv["metric"]
-    pooled: dict[str, dict] = {}
+    pooled: dict[tuple, dict] = {}
+    point_of = {(x["run_id"], x["config"]): p["label"]
+                for b in model.get("bisects") or () for p in b.get("points") or () for x in p.get("runs") or ()}
     for r in model["runs"]:
         if not r["valid"] or metric not in r["metrics"]:
             continue
-        bar = pooled.setdefault(r["config"], {"config": r["config"], "short": r["short"], "values": [], "run_ids": []})
+        point = point_of.get((r["run_id"], r["config"]))  # a bisect point's runs belong together, not with the config's
+        short = r["short"] if point is None else f"{r['short']} @ {point if len(point) <= 16 else '…' + point[-15:]}"
+        bar = pooled.setdefault((r["config"], point), {"config": r["config"], "short": short, "values": [], "run_ids": []})
         bar["values"].append(r["metrics"][metric]["value"])
         bar["run_ids"].append(r["run_id"])
     if not pooled:

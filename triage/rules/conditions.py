@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from triage.rules import stats
-from triage.rules.context import Context, num
+from triage.rules.context import FAIL_RATE, Context, num
 from triage.rules.records import (
     Result,
     RunRec,
@@ -55,6 +55,8 @@ def _merge(into: Result, results: Iterable[Result]) -> None:
                     have.add(x)
                     mine.append(x)
         into.measure = into.measure or r.measure
+    if into.value in (V.TRUE, V.FALSE):
+        into.needed = []  # decided: what would decide a part that did not matter is no advice
 
 
 _BISECT_KEYS = {"bisect", "first_bad", "last_good", "done"}
@@ -136,20 +138,28 @@ def _reads_runs(cond: Condition) -> bool:
 
 
 def _count(cond: Condition, valid: list[RunRec]) -> Result:
-    """`count: N` valid runs, or `distinct: KEY` with `at_least: N` values of a provenance key."""
+    """`count: N` valid runs, or `distinct: KEY` with `at_least: N` values of a provenance key.
+
+    Never false: while more runs could still reach the count, it is not known yet (can't tell,
+    with how many more runs would decide it)."""
     keys = [r.key for r in valid]
     results = []
     if cond.count is not None:
-        text = f"{len(valid)} valid run{'s' if len(valid) != 1 else ''} {'≥' if len(valid) >= cond.count else '<'} {cond.count}"
-        results.append(Result(V.TRUE if len(valid) >= cond.count else V.FALSE, [text], keys, short=[text]))
+        ok = len(valid) >= cond.count
+        text = f"{len(valid)} valid run{'s' if len(valid) != 1 else ''} {'≥' if ok else 'of'} {cond.count}"
+        more = cond.count - len(valid)
+        needed = [] if ok else [f"{more} more valid run{'s' if more != 1 else ''}"]
+        results.append(Result(V.TRUE if ok else V.UNKNOWN, [text], keys, needed=needed, short=[text]))
     if cond.distinct is not None:
         values = sorted({str(r.provenance[cond.distinct]) for r in valid if cond.distinct in r.provenance})
         need = int(float(cond.at_least or 1))
         ok = len(values) >= need
-        text = f"{len(values)} distinct {cond.distinct} {'≥' if ok else '<'} {need}"
+        text = f"{len(values)} distinct {cond.distinct} {'≥' if ok else 'of'} {need}"
         detail = text + (f" ({', '.join(values)})" if values else "")
         with_key = [r.key for r in valid if cond.distinct in r.provenance]
-        results.append(Result(V.TRUE if ok else V.FALSE, [detail], with_key, short=[text]))
+        more = need - len(values)
+        needed = [] if ok else [f"runs on {more} more {cond.distinct} value{'s' if more != 1 else ''}"]
+        results.append(Result(V.TRUE if ok else V.UNKNOWN, [detail], with_key, needed=needed, short=[text]))
     out = Result(_and(results))
     _merge(out, results)
     return out
@@ -194,9 +204,10 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         return Result(V.NODATA)
     m = ctx.measure(with_metric, metric)
     assert m is not None
-    label = ctx.label(with_metric)
+    label = ctx.label(with_metric, counted=metric == FAIL_RATE)
     if metric != ctx.spec.metric:
         label = f"{label} {metric}"
+    value = ctx.shown(m, metric)
     keys = [r.key for r in with_metric]
     results: list[Result] = []
     conf = ctx.confidence
@@ -245,7 +256,7 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
                 return None, f"{what} (no valid run)", None
             ref = ctx.measure(runs, metric)
             assert ref is not None
-            rlabel = f"{ctx.label(runs)} {fmt(ref.value)}"
+            rlabel = f"{ctx.label(runs, counted=metric == FAIL_RATE)} {ctx.shown(ref, metric)}"
             keys.extend(dict.fromkeys(r.key for r in runs))  # none of them is among the compared runs
         if ref is None:
             return None, rlabel, None
@@ -254,7 +265,7 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         return c, rlabel, ref
 
     def describe(c: stats.Comparison, rlabel: str) -> str:
-        head = f"{label} {fmt(m.value)} vs {rlabel}: Δ {fmt_delta(c.delta)}"
+        head = f"{label} {value} vs {rlabel}: Δ {fmt_delta(c.delta)}"
         what = "tolerance" if c.method == "tolerance" else "noise"
         if c.outcome is Outcome.SAME:
             return f"{head}, within {what} ({c.noise})"
@@ -266,11 +277,10 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         c, rlabel, _ = against(target)
         if c is None:
             return Result(V.NODATA, [f"{rlabel}: no value yet"])
-        v = {Outcome.SAME: V.TRUE, Outcome.DIFFERENT: V.FALSE}.get(c.outcome, V.UNKNOWN)
-        if not want_same:
-            v = _not(v)
-        sym = {Outcome.SAME: "≈", Outcome.DIFFERENT: "≠"}.get(c.outcome)
-        short = f"{label} {fmt(m.value)} {sym} {rlabel}" if sym else f"{label} {fmt(m.value)} vs {rlabel}: can't tell"
+        verdict = stats.judge(c, "same_as" if want_same else "differs_from")
+        v = V.UNKNOWN if verdict is None else V.TRUE if verdict else V.FALSE
+        sym = "≈" if c.outcome is Outcome.SAME else "≠" if c.beyond_margin else None
+        short = f"{label} {value} {sym} {rlabel}" if sym else f"{label} {value} vs {rlabel}: can't tell"
         return Result(v, [describe(c, rlabel)], list(keys), needed=needs(c), measure=m, short=[short])
 
     def judged(word: str, target: Any) -> Result:
@@ -281,9 +291,11 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         verdict = stats.judge(c, word, direction)
         v = V.UNKNOWN if verdict is None else V.TRUE if verdict else V.FALSE
         up = c.delta > 0 if direction == "higher" else c.delta < 0
-        how = ("better than" if up else "worse than") if c.outcome is Outcome.DIFFERENT else (
+        how = ("better than" if up else "worse than") if c.different else (
             "≈" if c.outcome is Outcome.SAME and verdict is not None else None)
-        short = f"{label} {fmt(m.value)} {how} {rlabel}" if how else f"{label} {fmt(m.value)} vs {rlabel}: can't tell"
+        if how is None and verdict is False:
+            how = "not better than" if word == "better_than" else "not worse than"
+        short = f"{label} {value} {how} {rlabel}" if how else f"{label} {value} vs {rlabel}: can't tell"
         return Result(v, [describe(c, rlabel), better], list(keys), needed=needs(c), measure=m, short=[short])
 
     if cond.at_least is not None:

@@ -40,6 +40,7 @@ class Context:
         self.tolerance = stats.Tolerance.parse(self.spec.tolerance) if self.spec.tolerance is not None else None
         self.confidence = self.spec.confidence
         self.warnings: list[str] = []  # said once in the report: noise that cannot decide, a missing scale
+        self.spec_bisects = inv.bisects  # the bisects whose points no `{config: X}` reference pools
         self.refs: dict[str, tuple[Optional[Measure], str]] = {}
         for name, ref in self.spec.references.items():
             self.refs[name] = self._resolve_reference(name, ref)
@@ -52,6 +53,7 @@ class Context:
                                      "tell them apart; check the references")
             else:
                 self._warn_wide_noise(good[0], bad[0])
+        self.warnings.extend(no_noise_warnings(self.spec))
         self.bisects = _Bisects(self)  # bisect id -> BisectState, as each is evaluated
 
     # -- what is read -----------------------------------------------------
@@ -232,12 +234,20 @@ class Context:
                 k, n = k + (r.status == "failed"), n + 1
         return Measure(k / n, n) if n else None
 
-    def label(self, runs: Sequence[RunRec]) -> str:
+    def label(self, runs: Sequence[RunRec], counted: bool = False) -> str:
+        """The runs' config(s), with how many runs were pooled unless the value shows its counts."""
         configs = sorted({r.config for r in runs})
         if len(configs) == 1:
             text = self.short(configs[0])
-            return text if len(runs) == 1 else f"{text} (×{len(runs)})"
+            return text if len(runs) == 1 or counted else f"{text} (×{len(runs)})"
         return ", ".join(self.short(c) for c in configs)
+
+    @staticmethod
+    def shown(m: Measure, metric: str) -> str:
+        """A measure for a sentence: a fail rate as its counts ("fails 7/50"), else its value."""
+        if metric == FAIL_RATE and m.n and not m.fixed:
+            return f"fails {round(m.value * m.n)}/{m.n}"
+        return fmt(m.value)
 
     def _resolve_reference(self, name: str, ref: Any) -> tuple[Optional[Measure], str]:
         metric = self.spec.metric
@@ -247,15 +257,49 @@ class Context:
         if ref.run is not None:
             runs = self.named(ref.run)
         else:
-            runs = self.by_config.get(ref.config, [])
+            runs = self._reference_runs(ref)
         runs = [r for r in runs if self.valid(r) and self.has_metric(r, metric)]
         if not runs:
             return None, f"{name} (no valid run yet)"
-        if ref.run is not None:  # one run: the newest if its id names several
+        if ref.run is not None or ref.newest:  # one run: the newest if its id names several
             runs = sorted(runs, key=_run_order)[-1:]
         m = self.measure(runs, metric)  # a config: its valid repeats, pooled
-        label = f"{name} {fmt(m.value)}" if m else name
-        return m, f"{label} (×{len(runs)})" if m and len(runs) > 1 else label
+        label = f"{name} {self.shown(m, metric)}" if m else name
+        pooled = m is not None and len(runs) > 1 and metric != FAIL_RATE
+        if pooled:
+            self._warn_disagreeing(name, runs, metric)
+        return m, f"{label} (×{len(runs)})" if pooled else label
+
+    def _reference_runs(self, ref: Any) -> list[RunRec]:
+        """A `{config: X}` reference's runs: those `where` selects, less the points of a bisect over X
+        (a bisect point is a run of its own question, not a repeat of the reference), unless
+        `where` names that bisect's axis."""
+        runs = list(self.by_config.get(ref.config, []))
+        if ref.where:
+            runs = [r for r in runs if _provenance_matches(r, ref.where)]
+        for b in self.spec_bisects:
+            configs = [b.config] if isinstance(b.config, str) else b.config
+            keys = [b.axis] if isinstance(b.axis, str) else list(b.axis)
+            if (configs is not None and ref.config not in configs) or set(keys) & set(ref.where):
+                continue
+            points = {(p,) if isinstance(p, str) else tuple(p) for p in b.points}
+            runs = [r for r in runs if not all(k in r.provenance for k in keys)
+                    or tuple(str(r.provenance[k]) for k in keys) not in points]
+        return runs
+
+    def _warn_disagreeing(self, name: str, runs: Sequence[RunRec], metric: str) -> None:
+        """A reference that pools runs which disagree beyond their noise: said once, naming them."""
+        ordered = sorted(runs, key=lambda r: r.metrics[metric][0] if metric in r.metrics else 0.0)
+        low, high = ordered[0], ordered[-1]
+        lo_m, hi_m = self.measure([low], metric), self.measure([high], metric)
+        if lo_m is None or hi_m is None:
+            return
+        c = stats.compare(hi_m, lo_m, tolerance=self.tolerance, confidence=self.confidence)
+        if c.different and c.method != "exact":
+            self.warnings.append(
+                f"reference {name} pools {len(runs)} runs that disagree beyond their noise: {high.run_id} "
+                f"{fmt(hi_m.value)} vs {low.run_id} {fmt(lo_m.value)} ({c.noise}); narrow it with where: "
+                "{KEY: VALUE} or newest: true, or exclude the run that does not belong")
 
     # -- bounds -----------------------------------------------------------
     def bound(self, b: Any) -> tuple[Optional[float], str]:
@@ -265,6 +309,26 @@ class Context:
             return self.spec.gate, f"gate {fmt(self.spec.gate)}" if self.spec.gate is not None else "gate"
         m, label = self.refs.get(b, (None, b))
         return (m.value if m else None), label
+
+
+def no_noise_warnings(spec: Any) -> list[str]:
+    """The compared metrics that have no noise estimate at all (no `noise`, no `tolerance`, no
+    sample count known from the rule file): their comparisons are exact, and any difference decides."""
+    if spec.tolerance is not None:
+        return []
+    out = []
+    refs_n = any(getattr(r, "n", None) for r in spec.references.values())
+    for name in dict.fromkeys([spec.metric, *spec.metrics]):
+        st = spec.metrics.get(name, _NO_SETTINGS)
+        if name == FAIL_RATE or st.noise is not None or st.n_max is not None or st.scale is not None:
+            continue
+        if name == spec.metric and refs_n:
+            continue
+        out.append(f"{name} has no noise estimate: its comparisons are exact, so any difference decides and "
+                   f"two runs that differ by chance can rule out the true cause; declare the run-to-run noise "
+                   f"(metrics: {{{name}: {{noise: 2%}}}}, an SD), an investigation-wide tolerance (tolerance: 1%), "
+                   f"or record its sample count ({name}=VALUE/N)")
+    return out
 
 
 def num(x: float) -> str:

@@ -365,6 +365,9 @@ def _without_bad_items(data: dict, errors: list[dict], f: LoadedFile) -> RuleFil
         else:
             return None
     kept = {k: v for k, v in data.items() if k not in bad.get("", set())}
+    refs = data.get("investigation", {}).get("references") if isinstance(data.get("investigation"), dict) else None
+    if "references" in bad.get("investigation", set()) and isinstance(refs, dict):
+        f.dropped["references"] = {str(k) for k in refs}  # named, though one failed: no "needs a reference"
     if "investigation" in bad and isinstance(kept.get("investigation"), dict):
         kept["investigation"] = {k: v for k, v in kept["investigation"].items() if k not in bad["investigation"]}
     for section in _SECTIONS:
@@ -416,7 +419,7 @@ def check_file(f: LoadedFile) -> list[Problem]:
     if inv is None:
         return problems
     hyp_ids = [h.id for h in spec.hypotheses] + sorted(f.dropped.get("hypotheses", ()))
-    refs = set(inv.references)
+    refs = set(inv.references) | f.dropped.get("references", set())
     rule_ids = {r.id for r in spec.rules} | f.dropped.get("rules", set())
     bisect_points = {b.id: b.point_labels() for b in spec.bisects}
 
@@ -555,6 +558,17 @@ def direction_warnings(f: LoadedFile) -> list[Problem]:
                     f"warning: good_when {wrong} on {metric}, where {direction} is better: a good point would "
                     f"read as bad; use passes: (direction-aware) or {'below' if wrong == 'at_least' else 'at_least'}:")))
     return out
+
+
+def noise_warnings(f: LoadedFile) -> list[Problem]:
+    """The investigation's compared metrics with no noise estimate at all (exact comparisons)."""
+    inv = f.spec.investigation
+    if inv is None:
+        return []
+    from triage.rules.context import no_noise_warnings
+
+    line, col = f.where(("investigation", "metric"), key=True)
+    return [Problem(f.path, line, col, f"warning: {text}") for text in no_noise_warnings(inv)]
 
 
 @dataclass

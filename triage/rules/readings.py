@@ -22,7 +22,7 @@ def reading(run: RunRec, ctx: Context) -> str:
     if why is not None:
         return why
     metric = ctx.spec.metric
-    if metric not in run.metrics:
+    if not ctx.has_metric(run, metric):
         return "probe" if run.metrics else "no " + metric
     m = ctx.measure([run], metric)
     assert m is not None
@@ -128,7 +128,7 @@ def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) ->
         high, low = one(hi), one(lo)  # with the metric's declared noise
         assert high is not None and low is not None
         c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
-        if c.outcome is Outcome.DIFFERENT and c.method != "exact":
+        if c.different and c.method != "exact":
             out.append((first, Warning_("repeats", (
                 f"runs of {ctx.short(config)} with the same provenance disagree: {hi[0]} "
                 f"{fmt(hi[1])} vs {lo[0]} {fmt(lo[1])} ({c.noise}); "

@@ -89,7 +89,7 @@ investigation:
   gate: {_num(s.gate)}{tolerance}
   base: {base}                 # the failing config (the nightly leg)
   references:
-    bad: {{config: {base}}}    # the failing config's newest valid run
+    bad: {{config: {base}}}    # the failing config's valid runs, pooled (its bisect points left out); newest: true for the newest
     # good: {{value: 0.944, n: 1319, note: the last good nightly}}
 
 hypotheses:

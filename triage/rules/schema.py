@@ -165,13 +165,16 @@ Prediction = Union[PredictionWord, PredictionSpec, Condition]
 
 
 class Reference(Strict):
-    """A named reference: a config's valid runs (pooled), one run, or a number."""
+    """A named reference: a config's valid runs (pooled; bisect points left out unless `where`
+    names the bisect's axis), its newest valid run, one run, or a number."""
 
     config: Optional[str] = None
     run: Optional[str] = None
     value: Optional[float] = None
     n: Optional[int] = Field(default=None, ge=1, le=MAX_INT)
     note: Optional[str] = None
+    where: dict[str, Union[Scalar, list[Scalar]]] = {}  # only the config's runs with this provenance
+    newest: bool = False  # only the config's newest valid run (by time, then recording order)
 
     @field_validator("run", mode="before")
     @classmethod
@@ -185,6 +188,8 @@ class Reference(Strict):
             raise ValueError("a reference needs exactly one of config, run or value")
         if self.n is not None and self.value is None:
             raise ValueError("n goes with value (a run's n comes from the run)")
+        if (self.where or self.newest) and self.config is None:
+            raise ValueError("where and newest go with config (they choose among its runs)")
         return self
 
 

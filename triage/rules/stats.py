@@ -27,15 +27,17 @@ All intervals are two-sided at ``confidence``; ``z`` is the normal quantile.
    side's variance.  Band = q·√(Σ var/k).
 4. **exact** -- no noise anywhere: SAME iff Δ == 0.
 
-Decision: DIFFERENT when the interval of Δ = a - b excludes 0 (method 1: by
-Fisher's p); else SAME when no ``margin`` is given or the band is no wider
-than it; else CAN'T TELL, with ``needed`` saying what would decide it (n per
-run, or repeats).  Whatever the method, repeats whose runs each alone reach
-the same decision keep it: an agreeing run never turns a decision into
-can't-tell.
+Decision, from the interval [lo, hi] of Δ = a - b and the ``margin`` m (the
+difference that matters; 0 without one): SAME when the whole interval lies
+within ±m (two one-sided tests: "not shown different" is never "the same";
+without a margin only an exact equality is); else DIFFERENT when the interval
+excludes 0 (method 1: by Fisher's p); else CAN'T TELL, with ``needed`` saying
+what would decide it at the current estimate (n per run, or repeats).
+``beyond_margin`` says the interval lies wholly outside ±m.
 
 ``judge`` reads a comparison for a direction ("higher" or "lower" is better):
-better_than, worse_than, no_worse_than, passes, fails.  ``at_least`` and
+better_than, worse_than, no_worse_than, passes, fails, each holds, contradicted
+or can't tell (the table in its docstring and in the README).  ``at_least`` and
 ``below`` check one measure against a fixed limit with the same band.
 """
 
@@ -197,9 +199,20 @@ class Comparison:
     method: str  # "fisher" | "wilson" | "noise" | "tolerance" | "t" | "exact"
     noise: str  # short phrase, e.g. "±0.025 at n=1319, Fisher p < 0.001"
     needed: str | None = None  # for CANT_TELL: what would decide it
-    lo: float | None = None  # the interval of delta (None for exact)
+    lo: float | None = None  # the interval of delta (exact: delta itself)
     hi: float | None = None
     p: float | None = None  # Fisher's p-value (method "fisher")
+    different: bool = False  # shown different: the interval excludes 0 (two proportions: Fisher's p)
+
+    @property
+    def beyond_margin(self) -> bool:
+        """Shown different by more than the margin: the interval lies wholly outside ±margin
+        (without a margin: shown different at all)."""
+        if not self.margin:
+            return self.different
+        lo = self.delta if self.lo is None else self.lo
+        hi = self.delta if self.hi is None else self.hi
+        return lo > self.margin + _EPS or hi < -self.margin - _EPS
 
 
 @dataclass(frozen=True)
@@ -351,34 +364,7 @@ def _compare_once(a: Measure, b: Measure, margin: float | None, tolerance: Toler
         raise ValueError(f"cannot compare non-finite values {a.value!r} and {b.value!r}")
     if margin is not None and (math.isnan(margin) or margin < 0):
         raise ValueError(f"margin must not be negative, got {margin}")
-    c = _pooled(a, b, margin, tolerance, confidence)
-    if c.outcome is not Outcome.DIFFERENT and (a.runs > 1 or b.runs > 1):
-        # Runs that each alone reach one decision keep it when pooled.
-        singles = _singles(a, b, margin, tolerance, confidence)
-        if singles is not None:
-            first = singles[0]
-            if first.outcome is Outcome.DIFFERENT:
-                return replace(c, outcome=Outcome.DIFFERENT, needed=None,
-                               noise=f"{c.noise}; each run alone differs ({first.noise})")
-            if c.outcome is Outcome.CANT_TELL and first.outcome is Outcome.SAME:
-                return replace(c, outcome=Outcome.SAME, needed=None,
-                               noise=f"{c.noise}; each run alone is within noise ({first.noise})")
-    return c
-
-
-def _singles(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None,
-             confidence: float) -> list[Comparison] | None:
-    """Each pair of single runs compared, when they all agree (same outcome, same sign); else None."""
-    out: list[Comparison] = []
-    for x in dict.fromkeys(a.values):
-        for y in dict.fromkeys(b.values):
-            s = _pooled(replace(a, value=x, repeats=()), replace(b, value=y, repeats=()), margin, tolerance,
-                        confidence)
-            if s.outcome is Outcome.CANT_TELL or (out and (s.outcome is not out[0].outcome or (
-                    s.outcome is Outcome.DIFFERENT and (s.delta > 0) != (out[0].delta > 0)))):
-                return None
-            out.append(s)
-    return out
+    return _pooled(a, b, margin, tolerance, confidence)
 
 
 def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None,
@@ -401,7 +387,7 @@ def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance |
             return (hi_n - lo_n) / 2 * s
 
         return _decide(delta, lo, hi, pval < 1.0 - confidence, margin, "fisher", noise,
-                       lambda: _needed_n(half_n, margin, s, (pa, pb), z), pval)
+                       lambda target: _needed_n(half_n, target, s, (pa, pb), z), pval)
 
     if a.proportion or b.proportion:
         prop = a if a.proportion else b
@@ -416,17 +402,17 @@ def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance |
             return (hi_n - lo_n) / 2 * s
 
         return _decide(delta, lo, hi, lo > 0 or hi < 0, margin, "wilson", noise,
-                       lambda: _needed_n(half_w, margin, s, (pp,), z))
+                       lambda target: _needed_n(half_w, target, s, (pp,), z))
 
     sa, sb, borrowed = _sides(a, b, tolerance, z)
     if sa.var == 0 and sb.var == 0:
-        same = abs(delta) <= _EPS
         if a.runs > 1 or b.runs > 1:
             counts = "+".join(str(m.runs) for m in (a, b) if not m.fixed)
-            return Comparison(Outcome.SAME if same else Outcome.DIFFERENT, delta, 0.0, margin, "exact",
-                              f"no spread over {counts} repeats")
-        return Comparison(Outcome.SAME if same else Outcome.DIFFERENT, delta, None, margin, "exact",
-                          "no noise estimate")
+            c = _decide(delta, delta, delta, abs(delta) > _EPS, margin, "exact", f"no spread over {counts} repeats",
+                        lambda target: None)
+            return replace(c, band=0.0)
+        c = _decide(delta, delta, delta, abs(delta) > _EPS, margin, "exact", "no noise estimate", lambda target: None)
+        return replace(c, band=None)
     band = _band_at(sa, sb, borrowed, p)
     kinds = {sa.kind, sb.kind}
     counts = "+".join(str(s.k) for s in (sa, sb) if s.kind != "fixed")
@@ -444,10 +430,8 @@ def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance |
     noise = f"±{fmt(band)} {how}"
     both = sa.kind != "fixed" and sb.kind != "fixed"
 
-    def needed_k() -> str | None:
-        if not margin:
-            return None
-        k = _search(2, lambda k: _band_at(sa, sb, borrowed, p, k) <= margin, 2)
+    def needed_k(target: float) -> str | None:
+        k = _search(2, lambda k: _band_at(sa, sb, borrowed, p, k) < target, 2)
         return None if k is None else f"≥ {k} repeats per side" if both else f"≥ {k} repeats"
 
     return _decide(delta, delta - band, delta + band, abs(delta) > band + _EPS, margin, method, noise, needed_k)
@@ -461,26 +445,31 @@ def _search(start: int, ok: Callable[[int], bool], lowest: int) -> int | None:
         return None
 
 
-def _needed_n(half: Callable[[int], float], margin: float | None, scale: float, ps: tuple[float, ...],
+def _needed_n(half: Callable[[int], float], target: float, scale: float, ps: tuple[float, ...],
               z: float) -> str | None:
-    if not margin:
-        return None
     pq = sum(max(x * (1 - x), 1e-6) for x in ps)
-    start = _ceil(z * z * pq * scale * scale / margin**2)
-    n = _search(start, lambda n: half(n) <= margin, 1)
+    start = _ceil(z * z * pq * scale * scale / target**2)
+    n = _search(start, lambda n: half(n) < target, 1)
     return None if n is None else f"n ≥ {n:,} per run"
 
 
 def _decide(delta: float, lo: float, hi: float, different: bool, margin: float | None, method: str,
-            noise: str, needed: Callable[[], str | None], p: float | None = None) -> Comparison:
+            noise: str, needed: Callable[[float], str | None], p: float | None = None) -> Comparison:
+    """SAME when the whole interval lies within ±margin (two one-sided tests; without a margin only
+    an exact equality), else DIFFERENT when it is shown different, else CAN'T TELL with the n or
+    repeats that would decide it at the current estimate: a band narrower than the difference
+    (different), or than what the margin leaves of it (the same)."""
     band = (hi - lo) / 2
-    if different:
-        outcome = Outcome.DIFFERENT
-    elif margin is None or band <= margin:
+    m = margin or 0.0
+    if lo >= -m - _EPS and hi <= m + _EPS:
         outcome = Outcome.SAME
+    elif different:
+        outcome = Outcome.DIFFERENT
     else:
-        return Comparison(Outcome.CANT_TELL, delta, band, margin, method, noise, needed(), lo, hi, p)
-    return Comparison(outcome, delta, band, margin, method, noise, None, lo, hi, p)
+        target = max(m - abs(delta), abs(delta))
+        advice = needed(target) if target > _EPS else None
+        return Comparison(Outcome.CANT_TELL, delta, band, margin, method, noise, advice, lo, hi, p, different)
+    return Comparison(outcome, delta, band, margin, method, noise, None, lo, hi, p, different)
 
 
 # --------------------------------------------------------------------------
@@ -488,31 +477,46 @@ def _decide(delta: float, lo: float, hi: float, different: bool, margin: float |
 
 
 WORDS = ("better_than", "worse_than", "no_worse_than", "passes", "fails")
+SAME_WORDS = ("same_as", "differs_from")  # no direction: within ±margin, or wholly outside it
 
 
 def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]:
-    """Read ``a`` vs ``b`` for a direction: True, False or None (can't tell).
+    """Read ``a`` vs ``b`` for a direction: True (holds), False (contradicted) or None (can't tell).
 
-    better_than / worse_than: beyond noise that way (within noise: False);
-    no_worse_than: not worse beyond noise; passes / fails: a threshold, beyond
-    noise either way (within noise: None; exactly at it, with no noise: passes).
+    With d the difference signed so that positive is better, [dlo, dhi] its interval and m the
+    margin (0 without one):
+
+    - better_than: holds when shown better; contradicted when dhi < m (not better by the margin);
+    - worse_than: holds when shown worse; contradicted when dlo > -m;
+    - no_worse_than: holds when dlo ≥ -m (worse by less than the margin at most); contradicted
+      when shown worse;
+    - passes / fails (a threshold, compared without a margin): shown on one side or the other;
+      exactly at it, with no noise, passes;
+    - same_as: holds when the whole interval lies within ±m, contradicted when wholly outside it;
+      differs_from the other way round.
     """
+    if word in ("same_as", "differs_from"):
+        same = True if c.outcome is Outcome.SAME else False if c.beyond_margin else None
+        return same if word == "same_as" or same is None else not same
+    if word not in WORDS:
+        raise ValueError(f"unknown direction word {word!r}; expected one of {', '.join(WORDS + SAME_WORDS)}")
     sign = 1.0 if direction == "higher" else -1.0
-    better = c.outcome is Outcome.DIFFERENT and sign * c.delta > 0
-    worse = c.outcome is Outcome.DIFFERENT and sign * c.delta < 0
-    unsure = c.outcome is Outcome.CANT_TELL
+    better = c.different and sign * c.delta > 0
+    worse = c.different and sign * c.delta < 0
+    lo = c.delta if c.lo is None else c.lo
+    hi = c.delta if c.hi is None else c.hi
+    dlo, dhi = (lo, hi) if sign > 0 else (-hi, -lo)
+    m = c.margin or 0.0
     if word == "better_than":
-        return True if better else None if unsure else False
+        return True if better else False if dhi < m + _EPS else None
     if word == "worse_than":
-        return True if worse else None if unsure else False
+        return True if worse else False if dlo > -m - _EPS else None
     if word == "no_worse_than":
-        return False if worse else None if unsure else True
-    at_it = c.method == "exact" and c.outcome is Outcome.SAME
+        return True if dlo >= -m - _EPS else False if worse else None
+    at_it = c.method == "exact" and not c.different
     if word == "passes":
         return True if better or at_it else False if worse else None
-    if word == "fails":
-        return True if worse else False if better or at_it else None
-    raise ValueError(f"unknown direction word {word!r}; expected one of {', '.join(WORDS)}")
+    return True if worse else False if better or at_it else None  # fails
 
 
 # --------------------------------------------------------------------------
@@ -535,13 +539,6 @@ def _check_once(a: Measure, limit: float, confidence: float, upper: bool, tolera
     c = compare(a, fixed, tolerance=tolerance, confidence=confidence)
     result = _side_of(c, upper)
     noise = c.noise
-    if result is None and a.runs > 1:
-        # Runs that each alone land on one side of the limit keep it when pooled.
-        singles = {_side_of(compare(replace(a, value=x, repeats=()), fixed, tolerance=tolerance,
-                                    confidence=confidence), upper) for x in a.values}
-        if len(singles) == 1 and None not in singles:
-            result = singles.pop()
-            noise += "; each run alone agrees"
     needed = None
     if result is None and abs(a.value - limit) > 0:
         needed = _needed_decide(a, fixed, tolerance, confidence)
@@ -555,7 +552,7 @@ def _side_of(c: Comparison, upper: bool) -> bool | None:
 
 def _needed_decide(a: Measure, fixed: Measure, tolerance: Tolerance | None, confidence: float) -> str | None:
     """The n per run, or the repeats, that would put ``fixed`` outside a's band."""
-    decided = lambda m: compare(m, fixed, tolerance=tolerance, confidence=confidence).outcome is Outcome.DIFFERENT  # noqa: E731
+    decided = lambda m: compare(m, fixed, tolerance=tolerance, confidence=confidence).different  # noqa: E731
     if a.proportion:
         z = _two_sided_q(confidence)
         pp = a.value / a.scale
