@@ -36,7 +36,8 @@ from triage.rules.records import (
     RunRec,
     Suggestion,
 )
-from triage.rules.schema import BisectSpec, Condition, RecipeSpec, RuleSpec, Selector
+from triage.rules.schema import BisectSpec, Condition, RecipeSpec, RuleSpec
+from triage.rules.words import Phrase, targets
 
 UNDECIDED = ("open", "inconclusive", "conflicting")
 DECISIVE = ("confirmed", "ruled out")
@@ -55,22 +56,6 @@ def _blocker(run: RunRec, ctx: Context) -> str:
     return f"{sig.id} ({sig.cls})" + (f": {sig.remedy}" if sig.remedy else "")
 
 
-def _targets(cond: Condition) -> list[tuple[str, Any]]:
-    """What a condition compares its runs with: ("ref", name) or ("config", name), nested ones too."""
-    out: list[tuple[str, Any]] = []
-    for key in ("same_as", "differs_from"):
-        t = getattr(cond, key)
-        if isinstance(t, str):
-            out.append(("ref", t))
-        elif isinstance(t, Selector) and t.config is not None:
-            out += [("config", c) for c in ([t.config] if isinstance(t.config, str) else t.config)]
-    if cond.recovers is not None:
-        out += [("ref", "good"), ("ref", "bad")]
-    for sub in [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]:
-        out += _targets(sub)
-    return out
-
-
 def _has_data(ctx: Context, config: str, metric: str) -> bool:
     return metric in facts(config, ctx).valid_metrics
 
@@ -79,12 +64,12 @@ def _missing(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
     """The runs a comparison waits for: (config, what it is) for each target with no value yet."""
     metric = cond.metric or ctx.spec.metric
     out = []
-    for kind, name in _targets(cond):
+    for kind, name in targets(cond):
         if kind == "ref":
             ref = ctx.spec.references.get(name)
             if ref is not None and ref.config is not None and ctx.refs.get(name, (None, ""))[0] is None:
                 out.append((ref.config, f"reference `{name}`"))
-        elif not _has_data(ctx, name, metric):
+        elif kind == "config" and not _has_data(ctx, name, metric):
             out.append((name, "compared with"))
     return list(dict.fromkeys(out))
 
@@ -205,7 +190,7 @@ OutcomeFn = Callable[[Candidate, Context], Sequence[Outcome]]
 
 def _recipe_outcomes(recipe: RecipeSpec, hyps: Sequence[str]) -> list[Outcome]:
     """A recipe's results, from its predictions: each predicted reading, and otherwise."""
-    groups: dict[str, list[tuple[str, bool]]] = {}
+    groups: dict[Phrase, list[tuple[str, bool]]] = {}
     for h in hyps:
         pred = recipe.predicts.get(h)
         if pred is not None:
@@ -213,7 +198,7 @@ def _recipe_outcomes(recipe: RecipeSpec, hyps: Sequence[str]) -> list[Outcome]:
             groups.setdefault(desc, []).append((h, recovery))
     predicted = [h for hs in groups.values() for h, _ in hs]
     unread = tuple(h for h in hyps if h not in predicted)
-    labels = [(_outcome_phrase(desc), hs) for desc, hs in groups.items()]
+    labels = [(desc.does, hs) for desc, hs in groups.items()]
     if len(groups) == 1:
         labels.append(("otherwise", []))
     if not labels:
@@ -269,14 +254,6 @@ def score(c: Candidate, outcomes: Sequence[Outcome], w: Mapping[str, float]) -> 
 
 # --------------------------------------------------------------------------
 # Ranking
-
-
-def _outcome_phrase(desc: str) -> str:
-    """'recover to good' -> 'recovers to good' (what the run would show)."""
-    if desc.startswith("not "):
-        return "does " + desc
-    verb, _, rest = desc.partition(" ")
-    return f"{verb}s {rest}".strip()
 
 
 def _describe(outcomes: Sequence[Outcome]) -> tuple[str, ...]:

@@ -38,7 +38,8 @@ class CaseResult:
         return not self.failures
 
 
-def _runrecs(records: list[Any], where: str, investigation: str, scales: Optional[Mapping[str, float]] = None) -> list[Any]:
+def _runrecs(records: list[Any], where: str, investigation: str,
+             scales: Optional[Mapping[str, float]] = None) -> list[Any]:
     """The runs of a test case; ``scales``: the investigation's metrics' scales (none: every one on 1)."""
     from triage.ingest.records import record_to_input
     from triage.rules.engine import RunRec
