@@ -238,11 +238,6 @@ def phrase(c: Condition, own: Optional[str] = None) -> Phrase:
     return out
 
 
-def describe(c: Condition, own: Optional[str] = None) -> str:
-    """:func:`phrase` in the base form: "recover to good"."""
-    return phrase(c, own).base
-
-
 Target = tuple[str, str]  # ("ref", name) | ("config", name) | ("run", id)
 
 
