@@ -107,7 +107,8 @@ def add_run(
         raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
     if config_from is not None:
         raise InputError("--config-from goes with --from-github")
-    repeats = parse.parse_repeats(metric) if metric else [None]
+    # each proportion is checked on its metric's scale once the investigation is known
+    repeats = parse.parse_repeats(metric, scales=None) if metric else [None]
     if len(repeats) > 1 and log is not None:
         raise InputError("--log reads one run: give repeats (--metric NAME=V1,V2,…) without --log")
     base_id = parse.check_text("--run-id", run_id, required=True)
@@ -126,6 +127,8 @@ def add_run(
     _ready_to_evaluate()
     with store.session(url_db) as s:
         inv = store.find_investigation(s, pr, repo)
+        if metric:
+            parse.parse_repeats(metric, parse.metric_scales(inv.spec))
         _check_names(s, inv, items[0], strict)
         for data in items:
             if log is not None:

@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator, Optional
 
 from triage import limits
 from triage.errors import InputError
-from triage.ingest.records import Record, check_record, quick_line, quick_record, read_csv
+from triage.ingest.records import Record, ScalesOf, check_record, quick_line, quick_record, read_csv
+from triage.ingest.runs import metric_scales
 from triage.kb import store
 
 FORMATS = ("jsonl", "csv")
@@ -69,7 +70,7 @@ def _open(path: str, text: bool) -> Any:
 Batch = tuple[list[int], list[tuple]]  # line numbers and the checked records on them (Record's fields)
 
 
-def _slow_line(raw: bytes, where: str) -> Optional[Record]:
+def _slow_line(raw: bytes, where: str, scales: Optional[ScalesOf] = None) -> Optional[Record]:
     """A line the quick path refused: parsed and checked one field at a
     time, for the message that names its problem (None: a blank line)."""
     if not raw.strip():
@@ -86,12 +87,14 @@ def _slow_line(raw: bytes, where: str) -> Optional[Record]:
         raise InputError(f"{where}: nested too deeply") from None
     except ValueError:  # an integer of more digits than Python converts
         raise InputError(f"{where}: not valid JSON (a number with too many digits)") from None
-    return check_record(rec, where)
+    return check_record(rec, where, scales)
 
 
-def _jsonl_batches(fh: Any, path: str) -> Iterator[Batch]:
+def _jsonl_batches(fh: Any, path: str, scales: Optional[ScalesOf] = None) -> Iterator[Batch]:
     """The file's records, :data:`BATCH` lines at a time.  List
-    comprehensions over a batch keep Python's per-record overhead low."""
+    comprehensions over a batch keep Python's per-record overhead low.
+    ``scales``: the metrics' scales by investigation (a percentage with its n
+    takes the slow path, which checks it on its scale)."""
     first = 1
     most = limits.get("text")
     while True:
@@ -101,7 +104,8 @@ def _jsonl_batches(fh: Any, path: str) -> Iterator[Batch]:
         records = [quick_line(x, most) for x in lines]
         numbers = list(range(first, first + len(lines)))
         if None in records:  # unusual lines: the slow way, in order
-            records = [r if r is not None else _slow_line(x, f"{path}:{n}") for r, x, n in zip(records, lines, numbers)]
+            records = [r if r is not None else _slow_line(x, f"{path}:{n}", scales)
+                       for r, x, n in zip(records, lines, numbers)]
             if None in records:  # blank lines
                 numbers = [n for n, r in zip(numbers, records) if r is not None]
                 records = [r for r in records if r is not None]
@@ -109,13 +113,28 @@ def _jsonl_batches(fh: Any, path: str) -> Iterator[Batch]:
         yield numbers, records  # type: ignore[misc]
 
 
-def _csv_batches(fh: Any, path: str) -> Iterator[Batch]:
+def _csv_batches(fh: Any, path: str, scales: Optional[ScalesOf] = None) -> Iterator[Batch]:
     rows = read_csv(fh, path)
     while True:
         chunk = list(islice(rows, BATCH))
         if not chunk:
             return
-        yield [n for n, _ in chunk], [quick_record(rec) or check_record(rec, f"{path}:{n}") for n, rec in chunk]
+        yield [n for n, _ in chunk], [quick_record(rec) or check_record(rec, f"{path}:{n}", scales) for n, rec in chunk]
+
+
+def scales_in(s: Any, default: Optional[str]) -> ScalesOf:
+    """The metrics' declared scales of the investigation a record names (``default``
+    when it names none), read from the knowledge base once per investigation."""
+    known: dict[Optional[str], dict[str, float]] = {}
+
+    def of(iid: Optional[str]) -> dict[str, float]:
+        iid = iid or default
+        if iid not in known:
+            inv = s.get(store.m.Investigation, iid) if iid is not None else None
+            known[iid] = metric_scales(inv.spec) if inv is not None else {}
+        return known[iid]
+
+    return of
 
 
 def import_file(s: Any, path: str, *, default_investigation: Optional[str] = None, fmt: Optional[str] = None,
@@ -141,7 +160,8 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
         if writer is None:
             writer = store.RunWriter(s, overwrite=overwrite)
         known: set[str] = set()
-        for numbers, records in (_csv_batches if fmt == "csv" else _jsonl_batches)(fh, path):
+        batches = (_csv_batches if fmt == "csv" else _jsonl_batches)(fh, path, scales_in(s, default_investigation))
+        for numbers, records in batches:
             if not result.total and total:  # the first batch: how many records the file holds, about
                 read = _position(fh)
                 if read:

@@ -38,7 +38,7 @@ from triage.ingest.logs import ANSI, Block, LogReader, blocks, open_log
 from triage.ingest.matcher import Match, Matcher, SignatureSpec
 from triage.ingest.scan import Scan
 from triage.errors import InputError
-from triage.ingest.runs import proportion_problem
+from triage.ingest.runs import metric_scales, proportion_problem
 from triage.kb import store
 
 __all__ = [
@@ -276,8 +276,9 @@ def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, mat
         return f"line {line_no}, {ident}"
 
     metrics = {k: {"value": v} | ({"n": n} if n is not None else {}) for k, (v, n) in ex.metrics.items()}
+    scales = metric_scales(inv.spec)  # a percentage with its n is on 100
     for name, v in sorted(metrics.items()):
-        problem = proportion_problem(v["value"], v.get("n"))
+        problem = proportion_problem(v["value"], v.get("n"), scales.get(name, 1.0))
         if problem:
             raise InputError(f"log: {_metric_text(name, v)} ({where('metric:' + name)}): {problem}")
     given_metrics = data.metrics or {}

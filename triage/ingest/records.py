@@ -30,12 +30,13 @@ import csv
 import json
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedTuple, Optional
+from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, NamedTuple, Optional
 
 from triage.errors import InputError
 from triage import limits
 from triage.ingest.runs import (
-    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
+    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, NO_SCALES, storable, check_text, normalise_metrics, parse_status, parse_time,
+    proportion_problem,
 )
 from triage.kb.store import RunInput
 from triage.rules.schema import STATUSES
@@ -83,13 +84,19 @@ _SHAPES: set[tuple] = set()  # (keys, value types) of records that had the usual
 _STR = frozenset([str])
 
 
-def check_record(rec: Any, where: str) -> Record:
+#: The declared scales of the metrics of the investigation a record names (None: the
+#: one the command names), for a value given with its n (a percentage is on 100).
+ScalesOf = Callable[[Optional[str]], Mapping[str, float]]
+
+
+def check_record(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> Record:
     """Check one record (a parsed JSON object) and normalise it.
 
     Every problem is an :class:`InputError` that starts with ``where``
-    (``FILE:LINE``).
+    (``FILE:LINE``).  The quick path takes proportions in [0, 1]; one on
+    another scale is checked against ``scales`` (every metric on 1 without it).
     """
-    return quick_record(rec) or _check_slowly(rec, where)
+    return quick_record(rec) or _check_slowly(rec, where, scales)
 
 
 def quick_record(rec: Any) -> Optional[Record]:
@@ -224,7 +231,7 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
     return rec
 
 
-def _check_slowly(rec: Any, where: str) -> Record:
+def _check_slowly(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> Record:
     """:func:`check_record`, one field at a time, in the order that decides
     which problem is reported first."""
     if type(rec) is not dict:
@@ -269,9 +276,10 @@ def _check_slowly(rec: Any, where: str) -> Record:
     if excluded is not None and type(excluded) is not bool:
         raise InputError(f"{where}: excluded must be true or false")
     metrics = get("metrics") or {}
-    metrics = normalise_metrics(metrics, where)
+    investigation = get("investigation") or None
+    metrics = normalise_metrics(metrics, where, NO_SCALES if scales is None else scales(investigation))
     return Record(
-        get("investigation") or None, run_id, config, status, metrics,
+        investigation, run_id, config, status, metrics,
         {k: v for k, v in prov.items() if v != ""} if "" in prov.values() else prov,
         get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
         get("signature_line") or None, bool(excluded), get("excluded_reason") or None, written,
@@ -305,9 +313,9 @@ def _plain_text(rec: dict) -> bool:
     return True
 
 
-def record_to_input(rec: Any, where: str) -> tuple[Optional[str], RunInput]:
+def record_to_input(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> tuple[Optional[str], RunInput]:
     """Check one record and turn it into (investigation id, RunInput)."""
-    r = check_record(rec, where)
+    r = check_record(rec, where, scales)
     return r.investigation, RunInput(
         run_id=r.run_id, config=r.config, status=r.status, metrics=r.metrics, provenance=r.provenance,
         url=r.url, time=r.time, note=r.note, log_excerpt=r.log_excerpt, signature_id=r.signature,

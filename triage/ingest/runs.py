@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from triage import limits
 from triage.errors import InputError
@@ -52,6 +52,22 @@ def proportion_problem(value: float, n: Optional[int], scale: float = 1.0) -> Op
     return None
 
 
+#: No metric has a declared scale: every proportion lies in [0, 1].
+NO_SCALES: Mapping[str, float] = {}
+
+
+def metric_scales(spec: Mapping[str, Any]) -> dict[str, float]:
+    """Each metric's declared full scale (``metrics: {top1: {scale: 100}}``), from an
+    investigation's definition as the knowledge base stores it; a metric not named is on 1."""
+    declared = spec.get("metrics") or {}
+    return {name: float(m["scale"]) for name, m in declared.items() if isinstance(m, dict) and m.get("scale")}
+
+
+def _scale_problem(name: str, value: float, n: Optional[int], scales: Optional[Mapping[str, float]]) -> Optional[str]:
+    """:func:`proportion_problem` on the metric's scale; ``scales`` None: not known yet, not checked."""
+    return None if scales is None else proportion_problem(value, n, scales.get(name, 1.0))
+
+
 def _finite(value: Any) -> Optional[float]:
     """``value`` as a finite float, or None (NaN, infinities, ints too big for a float)."""
     try:
@@ -61,10 +77,12 @@ def _finite(value: Any) -> Optional[float]:
     return v if math.isfinite(v) else None
 
 
-def parse_metric(text: str) -> tuple[str, dict]:
+def parse_metric(text: str, scales: Optional[Mapping[str, float]] = NO_SCALES) -> tuple[str, dict]:
     """``gsm8k=0.878`` or ``gsm8k=0.878/1319`` -> ("gsm8k", {"value": .878, "n": 1319}).
 
     ``fail_rate=3/20`` is a count: 3 of 20 iterations failed -> {"value": 0.15, "n": 20}.
+    A value with its n is a proportion on the metric's scale in ``scales`` (1
+    unless named; None: the investigation is not known yet, so not checked).
     """
     hint = (f"--metric {text!r}: expected NAME=VALUE, NAME=VALUE/N or NAME=V1,V2,V3 (repeats), "
             "e.g. gsm8k=0.878/1319 or p99_ms=141.2,138.5,140.1")
@@ -90,16 +108,16 @@ def parse_metric(text: str) -> tuple[str, dict]:
             if not value.is_integer() or not 0 <= value <= out["n"]:
                 raise InputError(f"--metric {text!r}: fail_rate=K/N needs a whole K from 0 to N failed")
             out["value"] = value = value / out["n"]
-    problem = proportion_problem(value, out.get("n"))
+    problem = _scale_problem(name, value, out.get("n"), scales)
     if problem:
         raise InputError(f"--metric {text!r}: {problem}")
     return name, out
 
 
-def parse_metrics(items: Iterable[str]) -> dict[str, dict]:
+def parse_metrics(items: Iterable[str], scales: Optional[Mapping[str, float]] = NO_SCALES) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for item in items:
-        name, value = parse_metric(item)
+        name, value = parse_metric(item, scales)
         if name in out:
             raise InputError(f"--metric {name} given twice")
         out[name] = value
@@ -110,10 +128,11 @@ def parse_metrics(items: Iterable[str]) -> dict[str, dict]:
 MAX_REPEATS = 1000
 
 
-def parse_repeats(items: Iterable[str]) -> list[dict[str, dict]]:
+def parse_repeats(items: Iterable[str], scales: Optional[Mapping[str, float]] = NO_SCALES) -> list[dict[str, dict]]:
     """``--metric`` values, one dict per repeat: ``p99_ms=141.2,138.5,140.1`` is
     three repeats (with ``/N`` after the last value when every one had N).  A
-    metric given once applies to every repeat; lists must agree in length."""
+    metric given once applies to every repeat; lists must agree in length.
+    ``scales``: as for :func:`parse_metric`."""
     items = list(items)
     split: dict[str, list[str]] = {}
     for item in items:
@@ -130,7 +149,7 @@ def parse_repeats(items: Iterable[str]) -> list[dict[str, dict]]:
         raise InputError("--metric: repeat lists of different lengths "
                          f"({', '.join(str(c) for c in sorted(counts))}); give each metric once or as many times")
     k = counts.pop() if counts else 1
-    return [parse_metrics([v[i] if len(v) > 1 else v[0] for v in split.values()]) for i in range(k)]
+    return [parse_metrics([v[i] if len(v) > 1 else v[0] for v in split.values()], scales) for i in range(k)]
 
 
 def parse_assignments(items: Iterable[str], flag: str = "--set") -> dict[str, str]:
@@ -198,8 +217,9 @@ def parse_since(text: str, now: datetime) -> datetime:
     return value
 
 
-def normalise_metrics(raw: Any, where: str) -> dict[str, dict]:
-    """Metrics from a record: ``{name: value}`` or ``{name: {value, n}}``."""
+def normalise_metrics(raw: Any, where: str, scales: Mapping[str, float] = NO_SCALES) -> dict[str, dict]:
+    """Metrics from a record: ``{name: value}`` or ``{name: {value, n}}``; a value
+    with its n is a proportion on the metric's scale in ``scales`` (1 unless named)."""
     if not isinstance(raw, dict):
         raise InputError(f"{where}: metrics must be a mapping of name to value")
     out: dict[str, dict] = {}
@@ -219,7 +239,7 @@ def normalise_metrics(raw: Any, where: str) -> dict[str, dict]:
             raise InputError(f"{where}: metric {name} must be a finite number, got {shown}")
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N):
             raise InputError(f"{where}: metric {name}: n must be a whole number from 1 to {MAX_N:,}, got {n!r}")
-        problem = proportion_problem(finite, n)
+        problem = _scale_problem(name, finite, n, scales)
         if problem:
             raise InputError(f"{where}: metric {name}: {problem}")
         out[name] = {"value": finite} | ({"n": n} if n is not None else {})

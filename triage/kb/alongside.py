@@ -155,12 +155,13 @@ def _work(path: str, iid: str, default: Optional[str], writer: Any, bundle: Any,
     from triage.rules.memo import Memo
 
     count = 0
+    scales = {name: spec.scale for name, spec in bundle.spec.metrics.items() if spec.scale}
     read = itemgetter(*(STORED_COLUMNS.index(c) for c in READ_COLUMNS))  # a stored row as it is read back
 
     def batches() -> Any:  # a batch at a time, as the writer puts them: never all the rows at once
         nonlocal count
         with open(path, "rb") as fh:
-            for _, records in _jsonl_batches(fh, path):
+            for _, records in _jsonl_batches(fh, path, lambda _: scales):
                 if any(r[0] is None for r in records):
                     records = [r if r[0] else (default,) + tuple(r[1:]) for r in records]
                 if {r[0] for r in records} != {iid}:

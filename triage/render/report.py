@@ -333,7 +333,7 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
             value = run.metrics.get(metric) if run is not None else None
             invalid = ev.invalid.get(key)
             reading = invalid or ev.readings.get(key, "")
-            text = f"{fmt(value[0])} ({reading})" if value and not invalid else reading
+            text = (fmt(value[0]) + (f" ({reading})" if reading else "")) if value and not invalid else reading
             results.append({"run": run_ref(key), "text": text, "valid": invalid is None,
                             "brief": _brief_result(run, value, invalid, reading)})
         if len(st.runs) > RUN_REFS:

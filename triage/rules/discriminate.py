@@ -11,9 +11,10 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Mapping, Sequence
 
-from triage.rules.evidence import _describe_condition, _prediction_condition
+from triage.rules.evidence import _prediction_condition
 from triage.rules.records import EvidenceItem, Investigation, Warning_
 from triage.rules.schema import Condition, RecipeSpec, RuleSpec
+from triage.rules.words import phrase
 
 UNDECIDED = ("open", "inconclusive", "conflicting")
 _WORDS = {"rules_out": "ruled out", "confirms": "confirmed", "supports": "supported"}
@@ -156,14 +157,14 @@ def with_rules(inv: Investigation, recipe: RecipeSpec, decides: Sequence[str],
             continue
         covered.add(rule.hypothesis)
         word = _WORDS[rule.then]
-        desc = _describe_condition(rule.when)
+        desc = phrase(rule.when, recipe.id)
         pred = recipe.predicts.get(rule.hypothesis)
         if pred is not None and _prediction_condition(pred, recipe)[2] == desc:
             old = f"{rule.hypothesis} supported"
-            lines = [x.replace(old, f"{rule.hypothesis} {word} (rule {rule.id})") if x.startswith(
-                desc.replace("come out", "comes out", 1)) else x for x in lines]
+            lines = [x.replace(old, f"{rule.hypothesis} {word} (rule {rule.id})") if x.startswith(desc.does) else x
+                     for x in lines]
             continue
-        extra.append(f"{rule.because or desc} ⇒ {rule.hypothesis} {word} (rule {rule.id})")
+        extra.append(f"{rule.because or desc.base} ⇒ {rule.hypothesis} {word} (rule {rule.id})")
     out = []
     for x in lines:
         if x.startswith("no prediction for "):

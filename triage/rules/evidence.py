@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Optional
 
 from triage.rules.conditions import evaluate_condition
-from triage.rules.context import Context, num
+from triage.rules.context import Context
 from triage.rules.records import (
     EvidenceItem,
     Result,
@@ -21,6 +21,7 @@ from triage.rules.schema import (
 )
 from triage.rules.stats import fmt
 from triage.rules.summary import group as group_runs
+from triage.rules.words import Phrase, clause, phrase
 
 # --------------------------------------------------------------------------
 # Rules, predictions, manual evidence
@@ -83,8 +84,8 @@ def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[Evide
     return out
 
 
-def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, bool, str]:
-    """(condition, confirms, description) for a recipe's prediction.
+def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, bool, Phrase]:
+    """(condition, confirms, what it expects in words) for a recipe's prediction.
 
     A prediction that comes true confirms when the hypothesis being false
     would have predicted otherwise: a recovery by default, any prediction
@@ -93,48 +94,18 @@ def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, boo
         cond, recovery, desc = _prediction_condition(pred.when, recipe)
         return cond, recovery if pred.confirms is None else pred.confirms, desc
     if pred == "recovers":
-        return Condition(recovers=True), True, "recover to good"
+        return Condition(recovers=True), True, clause("recover", "to good")
     if pred == "same_as_bad":
-        return Condition(same_as="bad"), False, "stay ≈ bad"
+        return Condition(same_as="bad"), False, clause("stay", "≈ bad")
     if pred == "unchanged":
         base = recipe.base or ""
         if recipe.base_run:  # the run it is compared with, not all of the base config's runs
             one = "/" in recipe.base_run or not base
             sel = Selector(run=recipe.base_run) if one else Selector(config=base, run=recipe.base_run)
-            return Condition(same_as=sel), False, f"stay ≈ its base run {recipe.base_run}"
-        return Condition(same_as=Selector(config=base)), False, f"stay ≈ its base {base}"
+            return Condition(same_as=sel), False, clause("stay", f"≈ its base run {recipe.base_run}")
+        return Condition(same_as=Selector(config=base)), False, clause("stay", f"≈ its base {base}")
     assert isinstance(pred, Condition)
-    desc = _describe_condition(pred)
-    return pred, bool(pred.recovers), desc
-
-
-def _describe_condition(c: Condition) -> str:
-    bits = []
-    status = "" if c.status is None else (c.status if isinstance(c.status, str) else " or ".join(c.status)) + " "
-    if c.count is not None:
-        bits.append(f"come out {status}in ≥ {c.count} valid runs")
-    if c.distinct is not None:
-        bits.append(f"come out {status}on ≥ {num(float(c.at_least or 1))} distinct {c.distinct} values")
-    if status and c.count is None and c.distinct is None:
-        bits.append(f"come out {status.strip()}")
-    if c.bisect is not None:
-        what = "converge" if c.done is not None else f"find {c.first_bad or c.last_good}"
-        bits.append(f"bisect {c.bisect}: {what}")
-    for key in ("at_least", "below"):
-        v = getattr(c, key)
-        if key == "at_least" and c.distinct is not None:
-            continue
-        if v is not None:
-            bits.append(f"come out {'≥' if key == 'at_least' else '<'} {v}")
-    if c.between is not None:
-        bits.append(f"come out between {c.between[0]} and {c.between[1]}")
-    for key, word in (("same_as", "≈"), ("differs_from", "≠")):
-        v = getattr(c, key)
-        if v is not None:
-            bits.append(f"come out {word} {v if isinstance(v, str) else (v.config or v.run)}")
-    if c.recovers is not None:
-        bits.append("recover to good" if c.recovers else "not recover")
-    return " and ".join(bits) or "as stated"
+    return pred, bool(pred.recovers), phrase(pred, recipe.id)
 
 
 def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
@@ -161,7 +132,8 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
     res = evaluate_condition(cond, ctx, list(runs))
     rule = f"predicts:{recipe.id}"
     items = _invalid_items(hyp, rule, res, ctx)
-    said = f"{ctx.short(recipe.id)} was predicted to {desc} if this were the cause"
+    predicted = f"predicted to {desc.base} if this were the cause"
+    said = f"{ctx.short(recipe.id)} was {predicted}"
     numbers = _join_short(res.short)
     if res.value is V.TRUE:
         verdict = "confirms" if recovery else "supports"
@@ -169,10 +141,10 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
                                      summary=f"{numbers} (as predicted if this were the cause)"))
     elif res.value is V.FALSE:
         items.insert(0, EvidenceItem(hyp, rule, "rules_out", _reason(f"{said}; it did not", res), tuple(res.runs),
-                                     summary=f"{numbers}: predicted to {desc} if this were the cause"))
+                                     summary=f"{numbers}: {predicted}"))
     elif res.value is V.UNKNOWN:
         items.insert(0, EvidenceItem(hyp, rule, "inconclusive", _reason(f"{said}; can't tell yet", res),
-                                     tuple(res.runs), summary=f"{numbers}; predicted to {desc} if this were the cause",
+                                     tuple(res.runs), summary=f"{numbers}; {predicted}",
                                      needed=tuple(res.needed)))
     elif res.value is V.NODATA:
         items[:0] = _no_number(hyp, rule, cond, runs, ctx)

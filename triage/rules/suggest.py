@@ -36,7 +36,8 @@ from triage.rules.records import (
     RunRec,
     Suggestion,
 )
-from triage.rules.schema import BisectSpec, Condition, RecipeSpec, RuleSpec, Selector
+from triage.rules.schema import BisectSpec, Condition, RecipeSpec, RuleSpec
+from triage.rules.words import Phrase, targets
 
 UNDECIDED = ("open", "inconclusive", "conflicting")
 DECISIVE = ("confirmed", "ruled out")
@@ -55,41 +56,33 @@ def _blocker(run: RunRec, ctx: Context) -> str:
     return f"{sig.id} ({sig.cls})" + (f": {sig.remedy}" if sig.remedy else "")
 
 
-def _targets(cond: Condition) -> list[tuple[str, Any]]:
-    """What a condition compares its runs with: ("ref", name) or ("config", name), nested ones too."""
-    out: list[tuple[str, Any]] = []
-    for key in ("same_as", "differs_from"):
-        t = getattr(cond, key)
-        if isinstance(t, str):
-            out.append(("ref", t))
-        elif isinstance(t, Selector) and t.config is not None:
-            out += [("config", c) for c in ([t.config] if isinstance(t.config, str) else t.config)]
-    if cond.recovers is not None:
-        out += [("ref", "good"), ("ref", "bad")]
-    for sub in [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]:
-        out += _targets(sub)
-    return out
-
-
 def _has_data(ctx: Context, config: str, metric: str) -> bool:
     return metric in facts(config, ctx).valid_metrics
 
 
-def _missing(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
-    """The runs a comparison waits for: (config, what it is) for each target with no value yet."""
+def _missing(cond: Condition, ctx: Context) -> list[tuple[str, str, str]]:
+    """The runs a comparison waits for: (kind, name, what it is) for each target with no
+    value yet; kind "config" (a config to run) or "run" (one run, named by its id, to record)."""
     metric = cond.metric or ctx.spec.metric
     out = []
-    for kind, name in _targets(cond):
+    for kind, name in targets(cond):
         if kind == "ref":
             ref = ctx.spec.references.get(name)
-            if ref is not None and ref.config is not None and ctx.refs.get(name, (None, ""))[0] is None:
-                out.append((ref.config, f"reference `{name}`"))
+            if ref is None or ref.value is not None or ctx.refs.get(name, (None, ""))[0] is not None:
+                continue
+            if ref.config is not None:
+                out.append(("config", ref.config, f"reference `{name}`"))
+            elif ref.run is not None:
+                out.append(("run", ref.run, f"reference `{name}`"))
+        elif kind == "run":
+            if not any(ctx.valid(r) and metric in r.metrics for r in ctx.named(name)):
+                out.append(("run", name, "compared with"))
         elif not _has_data(ctx, name, metric):
-            out.append((name, "compared with"))
+            out.append(("config", name, "compared with"))
     return list(dict.fromkeys(out))
 
 
-def _rule_waits(cond: Condition, ctx: Context) -> list[tuple[str, str]]:
+def _rule_waits(cond: Condition, ctx: Context) -> list[tuple[str, str, str]]:
     """The runs a rule's comparisons wait for, where the runs it selects have data."""
     if cond.config is not None or cond.run is not None:
         metric = cond.metric or ctx.spec.metric
@@ -113,14 +106,16 @@ def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid:
         mine = [e for e in items if e.hypothesis == h and "invalid-run" not in e.flags]
         if any(e.verdict != "inconclusive" for e in mine):
             out.append((h, "decided", ()))
-        elif mine:
-            out.append((h, "can't tell", ()))
+            continue
+        # can't tell may be a run without the number while what it compares with has none either
+        cond, _, _ = _prediction_condition(pred, recipe)
+        recorded = facts(recipe.id, ctx).valid_metrics  # the metrics of its valid runs
+        has_own = bool(valid) and (ctx.spec.metric in recorded or cond.metric in recorded)
+        waits = tuple(c for _, c, _ in _missing(cond, ctx)) if has_own else ()
+        if waits:
+            out.append((h, f"waiting for {', '.join(waits)}", waits))
         else:
-            cond, _, _ = _prediction_condition(pred, recipe)
-            recorded = facts(recipe.id, ctx).valid_metrics  # the metrics of its valid runs
-            has_own = bool(valid) and (ctx.spec.metric in recorded or cond.metric in recorded)
-            waits = tuple(c for c, _ in _missing(cond, ctx)) if has_own else ()
-            out.append((h, f"waiting for {', '.join(waits)}" if waits else "no data", waits))
+            out.append((h, "can't tell" if mine else "no data", ()))
     return out
 
 
@@ -187,7 +182,7 @@ class Outcome:
 class Candidate:
     """Something to run: a recipe, a bisect's next point, or a missing base/reference/comparison run."""
 
-    kind: str  # recipe | bisect | base
+    kind: str  # recipe | bisect | base | record (one run named by its id)
     id: str  # the recipe id, the bisect id, or the config to run
     hypotheses: tuple[str, ...]  # the undecided hypotheses it can decide
     cost: float = 1.0
@@ -205,7 +200,7 @@ OutcomeFn = Callable[[Candidate, Context], Sequence[Outcome]]
 
 def _recipe_outcomes(recipe: RecipeSpec, hyps: Sequence[str]) -> list[Outcome]:
     """A recipe's results, from its predictions: each predicted reading, and otherwise."""
-    groups: dict[str, list[tuple[str, bool]]] = {}
+    groups: dict[Phrase, list[tuple[str, bool]]] = {}
     for h in hyps:
         pred = recipe.predicts.get(h)
         if pred is not None:
@@ -213,7 +208,7 @@ def _recipe_outcomes(recipe: RecipeSpec, hyps: Sequence[str]) -> list[Outcome]:
             groups.setdefault(desc, []).append((h, recovery))
     predicted = [h for hs in groups.values() for h, _ in hs]
     unread = tuple(h for h in hyps if h not in predicted)
-    labels = [(_outcome_phrase(desc), hs) for desc, hs in groups.items()]
+    labels = [(desc.does, hs) for desc, hs in groups.items()]
     if len(groups) == 1:
         labels.append(("otherwise", []))
     if not labels:
@@ -271,14 +266,6 @@ def score(c: Candidate, outcomes: Sequence[Outcome], w: Mapping[str, float]) -> 
 # Ranking
 
 
-def _outcome_phrase(desc: str) -> str:
-    """'recover to good' -> 'recovers to good' (what the run would show)."""
-    if desc.startswith("not "):
-        return "does " + desc
-    verb, _, rest = desc.partition(" ")
-    return f"{verb}s {rest}".strip()
-
-
 def _describe(outcomes: Sequence[Outcome]) -> tuple[str, ...]:
     lines = []
     for o in outcomes:
@@ -332,20 +319,20 @@ def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bi
     recipes = {r.id: r for r in inv.recipes}
     out: list[Candidate] = []
     tested: set[str] = set()
-    bases: dict[str, list[tuple[Any, tuple[str, ...], str]]] = {}
+    bases: dict[tuple[str, str], list[tuple[Any, tuple[str, ...], str]]] = {}  # by (kind, name): see _missing
     for recipe in inv.recipes:
         hyps = list(dict.fromkeys(list(recipe.tests) + list(recipe.predicts)))
         tested.update(hyps)
         st = state_of[recipe.id]
         decides = tuple(h for h in hyps if h in undecided)
-        if st.state == "waiting":
+        if st.waiting:  # waiting, or can't tell with a comparison that waits too
             for h, word in st.predictions:
                 if h not in undecided or not word.startswith("waiting"):
                     continue
                 cond, _, _ = _prediction_condition(recipe.predicts[h], recipe)
-                for config, what in _missing(cond, ctx):
+                for kind, config, what in _missing(cond, ctx):
                     whose = f"base of `{recipe.id}`" if config == recipe.base else f"{what}, for `{recipe.id}`"
-                    bases.setdefault(config, []).append((recipe, (h,), whose))
+                    bases.setdefault((kind, config), []).append((recipe, (h,), whose))
         if st.state in ("run", "waiting") or not decides:
             continue
         attempts = facts(recipe.id, ctx).trailing_invalid
@@ -353,10 +340,10 @@ def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bi
     for rule in inv.rules:
         if rule.hypothesis not in undecided:
             continue
-        for config, what in _rule_waits(rule.when, ctx):
-            bases.setdefault(config, []).append((rule, (rule.hypothesis,), f"{what}, for rule `{rule.id}`"))
+        for kind, config, what in _rule_waits(rule.when, ctx):
+            bases.setdefault((kind, config), []).append((rule, (rule.hypothesis,), f"{what}, for rule `{rule.id}`"))
     by_id = {c.id: i for i, c in enumerate(out) if c.kind == "recipe"}
-    for config, waits in bases.items():
+    for (kind, config), waits in bases.items():
         merged: dict[str, tuple[Any, tuple[str, ...]]] = {}
         for what, hs, _ in waits:  # one entry per recipe or rule, with all its hypotheses
             prev = merged.get(what.id, (what, ()))
@@ -364,10 +351,13 @@ def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bi
         pairs = tuple(merged.values())
         hyps = tuple(dict.fromkeys(h for _, hs, _ in waits for h in hs))
         whats = tuple(dict.fromkeys(w for _, _, w in waits))
-        if config in by_id:  # a recipe that others wait for: worth more
+        if kind == "config" and config in by_id:  # a recipe that others wait for: worth more
             c = out[by_id[config]]
             out[by_id[config]] = replace(c, hypotheses=tuple(dict.fromkeys(c.hypotheses + hyps)),
                                          waiting=c.waiting + pairs, whats=whats)
+            continue
+        if kind == "run":  # one run named by its id: its value is to be recorded
+            out.append(Candidate("record", config, hyps, waiting=pairs, whats=whats))
             continue
         base_recipe = recipes.get(config)
         attempts = facts(config, ctx).trailing_invalid
@@ -412,12 +402,12 @@ def _ranked(inv: Investigation, ctx: Context, cands: Sequence[Candidate], states
         if not outs:
             continue
         value = score(c, outs, weights)
-        if c.kind == "base" and value == 0:
+        if c.kind in ("base", "record") and value == 0:
             continue  # what waits for it would only be supported
         if c.kind == "bisect" and c.bisect is not None:
             s = _bisect_suggestion(c.bisect, value, c.hypotheses, outs)
             pos = (2, i)
-        elif c.kind == "base":
+        elif c.kind in ("base", "record"):
             s = _base_suggestion(c, value, outs, inv)
             pos = (0, i)
         else:
@@ -447,14 +437,18 @@ def _recipe_suggestion(c: Candidate, value: float, outs: Sequence[Outcome], st: 
 
 
 def _base_suggestion(c: Candidate, value: float, outs: Sequence[Outcome], inv: Investigation) -> Suggestion:
+    """A run that a prediction or rule waits for: a config to run, or (kind "record") one
+    run, named by its id, whose value is to be recorded (running its config again gives another run)."""
     template = c.recipe.run if c.recipe is not None else next(
         (w.run for w, _ in c.waiting if isinstance(w, RecipeSpec) and w.run), None)
     hyps = ", ".join(f"`{h}`" for h in c.hypotheses)
     state = "missing: " + ", ".join(c.whats).replace("`", "")
-    why = f"run `{c.id}` ({', '.join(c.whats)}): without it {hyps} cannot be decided"
+    verb = "record run" if c.kind == "record" else "run"
+    why = f"{verb} `{c.id}` ({', '.join(c.whats)}): without it {hyps} cannot be decided"
     lines = _describe(outs)
     why += "".join(f"; {o}" for o in lines)
-    return Suggestion(c.id, c.hypotheses, why, fill_command(template, [c.id]), value, "base", state, lines)
+    command = fill_command(template, [c.id]) if c.kind == "base" else None
+    return Suggestion(c.id, c.hypotheses, why, command, value, "base", state, lines)
 
 
 def _bisect_suggestion(b: BisectState, value: float = 1.0, hyps: Sequence[str] = (),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Optional
 
 from triage.errors import InputError, Problem, RuleFileError
 
@@ -38,7 +38,9 @@ class CaseResult:
         return not self.failures
 
 
-def _runrecs(records: list[Any], where: str, investigation: str) -> list[Any]:
+def _runrecs(records: list[Any], where: str, investigation: str,
+             scales: Optional[Mapping[str, float]] = None) -> list[Any]:
+    """The runs of a test case; ``scales``: the investigation's metrics' scales (none: every one on 1)."""
     from triage.ingest.records import record_to_input
     from triage.rules.engine import RunRec
 
@@ -46,7 +48,7 @@ def _runrecs(records: list[Any], where: str, investigation: str) -> list[Any]:
     for i, rec in enumerate(records, 1):
         if isinstance(rec, dict):
             rec = {"investigation": investigation} | rec
-        iid, data = record_to_input(rec, f"{where}: run {i}")
+        iid, data = record_to_input(rec, f"{where}: run {i}", lambda _: scales or {})
         if iid != investigation:
             continue
         out.append(RunRec(
@@ -80,6 +82,7 @@ def run_test_file(path: Path) -> list[CaseResult]:
         raise InputError(f"{path}: rule_files must define exactly one investigation, found {len(invs)}")
     spec = invs[0].spec
     sigs = {s.id: SignatureInfo(s.id, s.cls, s.meaning, s.remedy) for f in ruleset.files for s in f.spec.signatures}
+    scales = {name: m.scale for name, m in spec.investigation.metrics.items() if m.scale}
     base_runs: list[Any] = []
     if doc.get("runs_file"):
         runs_path = path.parent / doc["runs_file"]
@@ -87,13 +90,14 @@ def run_test_file(path: Path) -> list[CaseResult]:
             lines = runs_path.read_text(encoding="utf-8").splitlines()
         except OSError as e:
             raise InputError(f"{path}: runs_file {runs_path}: {e.strerror}") from None
-        base_runs = _runrecs([json.loads(x) for x in lines if x.strip()], str(runs_path), spec.investigation.id)
+        records = [json.loads(x) for x in lines if x.strip()]
+        base_runs = _runrecs(records, str(runs_path), spec.investigation.id, scales)
     results = []
     for i, case in enumerate(doc["tests"], 1):
         name = case.get("name", f"case {i}") if isinstance(case, dict) else f"case {i}"
         if not isinstance(case, dict) or not isinstance(case.get("expect", {}), dict):
             raise InputError(f"{path}: {name}: a case is a mapping with runs: and expect:")
-        extra = _runrecs(case.get("runs") or [], f"{path}: {name}", spec.investigation.id)
+        extra = _runrecs(case.get("runs") or [], f"{path}: {name}", spec.investigation.id, scales)
         keys = {r.key for r in extra}
         runs = [r for r in base_runs if r.key not in keys] + extra
         if case.get("only_these_runs"):
