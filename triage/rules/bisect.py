@@ -6,7 +6,7 @@ import math
 from dataclasses import replace
 from typing import Optional, Sequence
 
-from triage.rules.conditions import evaluate_condition
+from triage.rules.conditions import evaluate_condition, statuses
 from triage.rules.context import Context, _run_order
 from triage.rules.memo import BISECT, fingerprint
 from triage.rules.records import (
@@ -100,7 +100,7 @@ def _judge(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> Result:
         return evaluate_condition(b.good_when, ctx, runs)
     if not runs:
         return Result(V.NODATA)
-    wanted = {b.good_when.status} if isinstance(b.good_when.status, str) else set(b.good_when.status or ())
+    wanted = statuses(b.good_when.status or [])
     good = [r for r in runs if r.status in wanted]
     bad = [r for r in runs if r.status not in wanted]
     parts = [f"{r.run_id} {r.status}" for r in runs]
