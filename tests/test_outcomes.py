@@ -196,3 +196,104 @@ def test_a_signature_outcome_must_be_an_outcome():
     with pytest.raises(ValidationError, match="passed is not one"):
         RuleFile.model_validate(base)
 
+
+# -- recording outcomes ---------------------------------------------------------------
+
+
+def _runs(cli) -> dict:
+    r = cli("runs", "list", "--pr", "30433", "--format", "json")
+    assert r.code == 0, r.err
+    return {x["run_id"]: x for x in json.loads(r.out)}
+
+
+def test_add_run_records_each_outcome_and_reads_error_as_infra(cli, rules_dir):
+    base = ["add-run", "--pr", "30433", "--config", "kimik26-fp8-1k1k-1p1d"]
+    for run_id, status in (("1", "timeout"), ("2", "oom"), ("3", "infra"), ("4", "error")):
+        r = cli(*base, "--run-id", run_id, "--status", status, "--metric", "gsm8k=0.61/1319")
+        assert r.code == 0, r.err
+    runs = _runs(cli)
+    assert [runs[k]["status"] for k in "1234"] == ["timeout", "oom", "infra", "infra"]
+    assert runs["1"]["metrics"] == {"gsm8k": {"value": 0.61, "n": 1319}}  # the numbers it printed are kept
+    r = cli(*base, "--run-id", "5", "--status", "hung")
+    assert r.code == 2 and r.out == ""
+    assert r.err.strip().splitlines() == [
+        "Error: --status 'hung': expected one of passed, failed, timeout, oom, crashed, cancelled, infra"]
+    assert "5" not in _runs(cli)
+
+
+def test_an_import_file_with_the_older_error_reads_it_as_infra(cli, rules_dir, tmp_path):
+    lines = [{"investigation": "kimik26-disagg", "run_id": str(i), "config": "c", "status": s, "note": "lost runner"}
+             for i, s in enumerate(["error", "timeout", "passed"])]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = cli("import", str(path))
+    assert r.code == 0, r.err
+    runs = _runs(cli)
+    assert [(runs[k]["status"]) for k in "012"] == ["infra", "timeout", "passed"]
+    r = cli("export", "--pr", "30433")
+    assert '"status": "error"' not in r.out and r.out.count('"status": "infra"') == 1
+
+
+def test_the_migration_reads_error_as_infra_and_keeps_the_rest(cli, rules_dir, tmp_path):
+    import sqlite3
+
+    from tests.test_migrations import _first_schema_sqlite
+
+    path = tmp_path / "kb.sqlite"
+    _first_schema_sqlite(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE run SET status = 'error', note = 'job timed out'")
+    con.commit()
+    con.close()
+    assert cli("db", "upgrade").code == 0
+    (row,) = sqlite3.connect(path).execute("SELECT status, note, metrics FROM run").fetchall()
+    assert row == ("infra", "job timed out", '{"gsm8k": {"value": 0.879, "n": 1319}}')
+
+
+# -- outcomes from GitHub and from known failures ----------------------------------------
+
+
+@pytest.fixture
+def github(fake_github, seeded, monkeypatch):
+    import functools
+
+    import triage.github
+
+    monkeypatch.setattr(triage.github, "GitHubClient",
+                        functools.partial(triage.github.GitHubClient, sleep=lambda s: None))
+    return fake_github
+
+
+def test_github_conclusions_and_signatures_give_the_outcome(cli, github, tmp_path):
+    from tests.test_from_github import PR, REPO, RUN, SHA, rows, stamped
+
+    github.add_workflow_run(REPO, RUN, head_sha=SHA, head_branch="b", name="Nightly", jobs=[
+        {"name": "hung", "conclusion": "timed_out", "log": stamped("[gsm8k] accuracy=0.611", "waiting...")},
+        {"name": "killed", "conclusion": "failure",
+         "log": stamped("loading weights", "##[error]Process completed with exit code 137.")},
+        {"name": "lost", "conclusion": "failure",
+         "log": stamped("step 1", "##[error]The runner has received a shutdown signal. This can happen when")},
+        {"name": "plain", "conclusion": "failure", "log": stamped("[gsm8k] accuracy=0.881")},
+    ])
+    r = cli("add-run", "--pr", str(PR), "--from-github", str(RUN))
+    assert r.code == 0, r.err
+    got = rows(tmp_path)
+    assert {c: (x["status"], x["signature_id"]) for c, x in got.items()} == {
+        "hung": ("timeout", None), "killed": ("oom", "oom-killed"), "lost": ("infra", "runner-shutdown"),
+        "plain": ("failed", None)}
+    assert json.loads(got["hung"]["metrics"]) == {"gsm8k": {"value": 0.611, "n": 1319}}  # printed before it hung
+    assert "log: status oom (from known failure oom-killed)" in r.err
+
+
+def test_the_users_status_wins_over_a_signatures_outcome(cli, seeded, tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("loading weights\n##[error]Process completed with exit code 137.\n")
+    base = ["add-run", "--pr", "30433", "--config", "kimik26-fp8-1k1k-1p1d", "--log", str(log)]
+    r = cli(*base, "--run-id", "1", "--status", "failed")
+    assert r.code == 0, r.err
+    assert "log: status oom (from known failure oom-killed) (not used: --status given)" in r.err
+    r = cli(*base, "--run-id", "2")
+    assert r.code == 0, r.err
+    assert "log: status oom (from known failure oom-killed)" in r.err
+    runs = _runs(cli)
+    assert (runs["1"]["status"], runs["2"]["status"]) == ("failed", "oom")

@@ -38,14 +38,15 @@ from triage.ingest.runs import (
     _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
 )
 from triage.kb.store import RunInput
-from triage.rules.schema import STATUSES
+from triage.rules.schema import OUTCOMES
 
 FIELDS = (
     "investigation", "run_id", "config", "status", "metrics", "provenance", "url", "time", "note",
     "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason", "updated_at",
 )
 _FIELD_SET = frozenset(FIELDS)
-_STATUS_SET = frozenset(STATUSES)
+# The outcomes as stored: an older word (`error`) takes the slow path, which reads it as its outcome.
+_STATUS_SET = frozenset(OUTCOMES)
 _TEXT = ("url", "note", "log_excerpt", "signature", "signature_line", "excluded_reason", "investigation")
 
 CSV_HEAD = ("investigation", "run_id", "config", "status")
@@ -174,7 +175,7 @@ if msgspec is not None:
         investigation: _Text = None
         run_id: _Id
         config: _Id
-        status: Literal[STATUSES]  # type: ignore[valid-type]
+        status: Literal[OUTCOMES]  # type: ignore[valid-type]
         metrics: dict[_Name, _Metric] = {}
         provenance: dict[str, _Id] = {}
         url: _Text = None
@@ -245,7 +246,7 @@ def _check_slowly(rec: Any, where: str) -> Record:
         raise InputError(f"{where}: config must be a string")
     if type(status) is not str or status not in _STATUS_SET:
         try:
-            parse_status(status)  # the message add-run gives
+            status = parse_status(status)  # the message add-run gives; `error` is read as `infra`
         except InputError as e:
             raise InputError(f"{where}: {e.message}") from None
     when, written = (_check_time(get(key), key, where) for key in ("time", "updated_at"))

@@ -113,8 +113,9 @@ def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) ->
 
     Each valid run is judged on its own first: two runs of one point with
     different verdicts make it flaky (shown, never silently picked).  Runs that
-    agree are pooled.  A crashed, errored, cancelled, excluded or
-    signature-matched run never makes a point bad: alone, it skips the point.
+    agree are pooled.  A run of an outcome the investigation does not declare its
+    failure (crashed, timeout, oom, cancelled, infra by default), an excluded run
+    or a known failure never makes a point bad: alone, it skips the point.
     A valid run without the number good_when compares makes it `no number`
     (inconclusive, with its reason), never skipped.  Marks set by hand judge
     the point too; a run or another mark that disagrees makes it flaky.
