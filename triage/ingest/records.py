@@ -38,15 +38,15 @@ from triage.ingest.runs import (
     _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
 )
 from triage.kb.store import RunInput
-from triage.rules.schema import OUTCOMES
+from triage.rules.schema import ALIASES, STATUSES
 
 FIELDS = (
     "investigation", "run_id", "config", "status", "metrics", "provenance", "url", "time", "note",
     "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason", "updated_at",
 )
 _FIELD_SET = frozenset(FIELDS)
-# The outcomes as stored: an older word (`error`) takes the slow path, which reads it as its outcome.
-_STATUS_SET = frozenset(OUTCOMES)
+# Every status word a record may give; an older one (`error`) is stored as its outcome (`infra`).
+_STATUS_SET = frozenset(STATUSES)
 _TEXT = ("url", "note", "log_excerpt", "signature", "signature_line", "excluded_reason", "investigation")
 
 CSV_HEAD = ("investigation", "run_id", "config", "status")
@@ -137,8 +137,8 @@ def quick_record(rec: Any) -> Optional[Record]:
     if not _plain_text(rec):
         return None
     return Record(
-        get("investigation") or None, rec["run_id"], rec["config"], status, metrics or {}, prov or {},
-        get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
+        get("investigation") or None, rec["run_id"], rec["config"], ALIASES.get(status, status), metrics or {},
+        prov or {}, get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
         get("signature_line") or None, get("excluded") or False, get("excluded_reason") or None, written,
     )
 
@@ -175,7 +175,7 @@ if msgspec is not None:
         investigation: _Text = None
         run_id: _Id
         config: _Id
-        status: Literal[OUTCOMES]  # type: ignore[valid-type]
+        status: Literal[STATUSES]  # type: ignore[valid-type]
         metrics: dict[_Name, _Metric] = {}
         provenance: dict[str, _Id] = {}
         url: _Text = None
@@ -222,6 +222,8 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
     when = rec[7]
     if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip():
         return None
+    if rec[3] in ALIASES:  # an older status word: stored as its outcome
+        rec = (*rec[:3], ALIASES[rec[3]], *rec[4:])
     return rec
 
 
@@ -272,7 +274,7 @@ def _check_slowly(rec: Any, where: str) -> Record:
     metrics = get("metrics") or {}
     metrics = normalise_metrics(metrics, where)
     return Record(
-        get("investigation") or None, run_id, config, status, metrics,
+        get("investigation") or None, run_id, config, ALIASES.get(status, status), metrics,
         {k: v for k, v in prov.items() if v != ""} if "" in prov.values() else prov,
         get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
         get("signature_line") or None, bool(excluded), get("excluded_reason") or None, written,
