@@ -114,7 +114,7 @@ def test_add_run_is_idempotent_and_merges(cli, seeded, tmp_path: Path):
         (["--set", "sha=a\x00"], "--set sha: a NUL character is not allowed"),
         (["--time", "0001-01-01T00:00+14:00"], "time '0001-01-01T00:00+14:00': out of range"),
         (["--time", "9999-12-31T23:59-14:00"], "out of range; expected a year from 1970 to 9998"),
-        (["--status", "green"], "--status 'green': expected one of passed, failed, crashed, cancelled, error"),
+        (["--status", "green"], "--status 'green': expected one of passed, failed, timeout, oom, crashed, cancelled, infra"),
         (["--set", "image"], "--set 'image': expected KEY=VALUE"),
         (["--time", "yesterday"], "time 'yesterday': expected an ISO 8601 date"),
     ],

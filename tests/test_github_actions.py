@@ -39,14 +39,14 @@ def three_jobs(fake, **kw):
         ("success", "completed", "passed"),
         ("failure", "completed", "failed"),
         ("cancelled", "completed", "cancelled"),
-        ("timed_out", "completed", "error"),
-        ("startup_failure", "completed", "error"),
+        ("timed_out", "completed", "timeout"),
+        ("startup_failure", "completed", "infra"),
         ("skipped", "completed", "cancelled"),
         ("neutral", "completed", "cancelled"),
         ("action_required", "completed", "cancelled"),
-        ("something_new", "completed", "error"),
-        (None, "completed", "error"),
-        (None, None, "error"),
+        ("something_new", "completed", "infra"),
+        (None, "completed", "infra"),
+        (None, None, "infra"),
     ],
 )
 def test_status_for(conclusion, status, expected):
@@ -65,7 +65,7 @@ def test_fetch_workflow_run_with_three_jobs(fake_github, client):
     run, jobs = fetch_workflow_run(client, REPO, RUN)
     assert run["id"] == RUN and run["conclusion"] == "failure"
     assert [j.name for j in jobs] == ["build", "test (gpu)", "lint"]
-    assert [j.status for j in jobs] == ["passed", "failed", "error"]
+    assert [j.status for j in jobs] == ["passed", "failed", "timeout"]
     assert [j.conclusion for j in jobs] == ["success", "failure", "timed_out"]
     build, test, lint = jobs
     assert isinstance(build, JobRecord)

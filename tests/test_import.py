@@ -111,7 +111,7 @@ def _ten_with_a_bad_sixth(tmp_path: Path, fmt: str, bad: str) -> Path:
     "fmt, bad, message",
     [
         ("jsonl", '{"investigation": "kimik26-disagg", "run_id": "x", "config": "c", "status": "fine"}',
-         "ten.jsonl:6: --status 'fine': expected one of passed, failed, crashed, cancelled, error"),
+         "ten.jsonl:6: --status 'fine': expected one of passed, failed, timeout, oom, crashed, cancelled, infra"),
         ("jsonl", '{"run_id": "x", "config": "c", "status": "failed"', "ten.jsonl:6: not valid JSON"),
         ("jsonl", '{"investigation": "kimik26-disagg", "run_id": "x", "config": "c", "status": "failed", "metrics": {"gsm8k": "high"}}',
          "ten.jsonl:6: metric gsm8k must be a finite number, got 'high'"),

@@ -91,9 +91,9 @@ def test_unregistered_model_with_another_name_and_rank_is_the_known_failure(cli,
             "--log", _log(tmp_path, "job.log", UNREGISTERED_LOG))
     assert r.code == 0, r.err
     assert "log: known failure unregistered-model (setup-error) at line 3, score 93 (fuzzy)" in r.err
-    assert "log: status error (from known failure unregistered-model)" in r.err
+    assert "log: status infra (from known failure unregistered-model)" in r.err
     run = _run(tmp_path, "29500000002", AITER)
-    assert run["status"] == "error"
+    assert run["status"] == "infra"
     assert run["signature_id"] == "unregistered-model"
     assert run["signature_line"] == "[2026-07-01 03:14:15 TP3] ValueError: 'DeepseekV4ForCausalLM' is not a registered model"
     assert "DeepseekV4ForCausalLM" in run["log_excerpt"]
@@ -106,7 +106,7 @@ def test_unregistered_model_with_another_name_and_rank_is_the_known_failure(cli,
     assert all("known failure unregistered-model" in e["reason"] for e in mine)
     # said once with the other run of its config that failed the same way
     warning = next(w["message"] for w in data["warnings"] if "29500000002" in w["message"])
-    assert warning.startswith("2 runs of 1p1d-aiterdecode (28903343346, 29500000002): error, known failure")
+    assert warning.startswith("2 runs of 1p1d-aiterdecode (28903343346, 29500000002): infra, known failure")
     assert "the run used the baked image's sglang without the runtime checkout" in warning  # meaning
     assert "remedy: rebase the branch onto the runtime-checkout PR" in warning
     md = cli("report", "--pr", "30433").out
@@ -115,7 +115,7 @@ def test_unregistered_model_with_another_name_and_rank_is_the_known_failure(cli,
 
 @pytest.mark.parametrize(
     "text, signature, status",
-    [(SIGABRT_LOG, "init-abort", "crashed"), (BLOB_LOG, "blob-not-found", "error")],
+    [(SIGABRT_LOG, "init-abort", "crashed"), (BLOB_LOG, "blob-not-found", "infra")],
 )
 def test_crash_and_purged_log_signatures(cli, seeded, tmp_path, text, signature, status):
     r = cli("add-run", "--pr", "30433", "--run-id", "29500000003", "--config", BASE,

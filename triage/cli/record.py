@@ -41,7 +41,7 @@ def add_run(
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="The CI run id (required unless --from-github).")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The config (leg) name; run id + config is the identity.")] = None,
     metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N] (N: the sample count), repeatable; NAME=V1,V2,V3 records repeats of the config.")] = None,
-    status: Annotated[Optional[str], typer.Option("--status", help="passed, failed, crashed, cancelled or error (required for a new run).")] = None,
+    status: Annotated[Optional[str], typer.Option("--status", help="What the run did: passed, failed, timeout, oom, crashed, cancelled or infra (required for a new run).")] = None,
     set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
     log: Annotated[Optional[str], typer.Option("--log", help="A log file (plain or gzip, - for stdin): extract metrics and match known failures.")] = None,
     url: Annotated[Optional[str], typer.Option("--url", help="Link to the run.")] = None,
@@ -80,8 +80,8 @@ def add_run(
     a status from the log, and the first line that matches a known failure
     marks the run (it then never rules anything out); what was found is
     printed on stderr. --metric, --set and --status win over the log. A new
-    run with no status from either gets one from the log: crashed or error
-    after a known failure, else passed/failed from the gate.
+    run with no status from either gets one from the log: the known failure's
+    outcome (crashed, oom, infra...), else passed/failed from the gate.
 
     With --from-github, each job of the workflow run becomes one run: its
     config is the job name, or what --config-from takes from it (above, the

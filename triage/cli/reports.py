@@ -105,8 +105,9 @@ def bisect(
       triage bisect mark --pr 30433 image v0.5.14-rocm720-mi35x-20260626 bad --because "gsm8k 0.87 by hand"
 
     A point is good or bad through the bisect's good_when (noise-aware); a
-    crashed, errored, cancelled, excluded or known-failure run skips its point,
-    never makes it bad; two runs of one point with different verdicts make it
+    run of an outcome that is no result (crashed, timeout, oom, cancelled, infra,
+    unless the investigation's failure: declares it), excluded or a known
+    failure skips its point, never makes it bad; two runs of one point with different verdicts make it
     flaky.  The next point is the midpoint of the untested points between last
     good and first bad; with the bisect's run: template, its command is shown.
     A good_when of only `status:` judges each run by its verdict; a valid run

@@ -8,18 +8,23 @@ Status mapping (:func:`status_for`), from GitHub's job/run ``conclusion``:
 GitHub             triage       why
 =================  ===========  ==============================================
 success            passed
-failure            failed
-timed_out          error        the job did not finish: an infrastructure
-startup_failure    error        failure, not a verdict on the code
+failure            failed       (a known failure with an ``outcome:`` in the
+                                log refines it: exit code 137 is ``oom``, the
+                                runner's shutdown signal ``infra``)
+timed_out          timeout      the job ran out of time (or hung)
+startup_failure    infra        the job never started: not a verdict on the code
 cancelled          cancelled
 skipped            cancelled    the job produced no result
 neutral            cancelled    completed without a verdict: neither a pass
 action_required    cancelled    nor a failure; it needs approval, did not run
 stale              cancelled
-(other value)      error        unknown: never count it as a pass
-None, completed    error        completed without a conclusion
+(other value)      infra        unknown: never count it as a pass
+None, completed    infra        completed without a conclusion
 None, not done     InputError   "still in progress": wait for it to finish
 =================  ===========  ==============================================
+
+A timeout or an infra error is no result unless the investigation declares
+it its failure (``failure: [failed, timeout]``).
 
 Logs: the job log endpoint answers 302 to a short-lived archive URL, usually
 on another host; the client follows it without the token.  A log that is gone
@@ -53,8 +58,8 @@ __all__ = [
 _STATUS = {
     "success": "passed",
     "failure": "failed",
-    "timed_out": "error",
-    "startup_failure": "error",
+    "timed_out": "timeout",
+    "startup_failure": "infra",
     "cancelled": "cancelled",
     "skipped": "cancelled",
     "neutral": "cancelled",
@@ -86,12 +91,12 @@ class JobRecord:
 
 
 def status_for(conclusion: str | None, status: str | None = None) -> str:
-    """Map a GitHub conclusion (and status) to passed/failed/cancelled/error."""
+    """Map a GitHub conclusion (and status) to an outcome (passed, failed, timeout, cancelled, infra)."""
     if conclusion is None or conclusion == "":
         if status in (None, "", "completed"):
-            return "error"
+            return "infra"
         raise InputError(f"the run is still in progress (status: {status}); add it once it has finished")
-    return _STATUS.get(str(conclusion).lower(), "error")
+    return _STATUS.get(str(conclusion).lower(), "infra")
 
 
 def _positive_int(value: Any, what: str) -> int:

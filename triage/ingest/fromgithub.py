@@ -129,7 +129,7 @@ def record(s: Any, inv: Any, items: list[JobRun]) -> list[tuple[Any, bool, list[
         if item.lines is None:
             messages = [f"{item.data.config}: the job's log is no longer on GitHub (expired or deleted)"]
         else:
-            messages = apply_log(s, inv, item.data, item.lines)
+            messages = apply_log(s, inv, item.data, item.lines, conclusion=True)
         row, created = store.upsert_run(s, inv.id, item.data)
         out.append((row, created, messages))
     return out

@@ -17,9 +17,13 @@ What ``apply_log`` decides:
   the log's metric, provenance key and status of the same name.
 * The first line that matches a signature marks the run (``signature``,
   ``signature_line``); a log that matches none clears an earlier mark.
+* A known failure whose signature names an ``outcome:`` (timeout, oom,
+  infra, ...) gives the run that status, over a status line and over a CI
+  conclusion other than a pass (``conclusion=True``: GitHub's ``failure``
+  for a job killed at exit code 137); never over ``--status``.
 * A new run that neither the user nor a status extractor gave a status gets
   one from the log: ``crashed`` after a known failure of class ``crash`` or
-  ``oom``, ``error`` after any other known failure (setup error, infra: the
+  ``oom``, ``infra`` after any other known failure (setup error, infra: the
   run never measured anything), else ``passed``/``failed`` from the primary
   metric against the gate.  An existing run keeps its status unless the
   user or a status line says otherwise.
@@ -39,6 +43,7 @@ from triage.ingest.matcher import Match, Matcher, SignatureSpec
 from triage.ingest.scan import Scan
 from triage.errors import InputError
 from triage.ingest.runs import metric_scales, proportion_problem
+from triage.rules.schema import outcome
 from triage.kb import store
 
 __all__ = [
@@ -89,7 +94,8 @@ def extractor_from_spec(d: Mapping[str, Any]) -> Extractor:
 def signature_from_spec(d: Mapping[str, Any]) -> SignatureSpec:
     """A signature as a rule file declares it (``class`` is its class)."""
     return SignatureSpec(id=d["id"], text=d["text"], cls=d.get("class", d.get("cls", "")),
-                         meaning=d.get("meaning", ""), remedy=d.get("remedy", ""), regex=bool(d.get("regex", False)))
+                         meaning=d.get("meaning", ""), remedy=d.get("remedy", ""), regex=bool(d.get("regex", False)),
+                         outcome=outcome(d["outcome"]) if d.get("outcome") else None)
 
 
 def extractors_of(s: Any, inv: Any) -> list[Extractor]:
@@ -231,7 +237,7 @@ def scan_log(
 def status_from_log(inv: Any, metrics: Mapping[str, Mapping], signature: Optional[SignatureSpec]) -> Optional[str]:
     """The status a new run without one gets from its log (module docstring)."""
     if signature is not None:
-        return "crashed" if signature.cls in CRASH_CLASSES else "error"
+        return signature.outcome or ("crashed" if signature.cls in CRASH_CLASSES else "infra")
     value = metrics.get(inv.metric, {}).get("value")
     if value is None or inv.gate is None:
         return None
@@ -239,17 +245,29 @@ def status_from_log(inv: Any, metrics: Mapping[str, Mapping], signature: Optiona
     return "passed" if passed else "failed"
 
 
+def _signature_outcome(data: store.RunInput, sig: SignatureSpec, users: bool) -> list[str]:
+    """A signature's outcome as the run's status, unless the user gave one."""
+    if sig.outcome is None or data.status == sig.outcome:
+        return []
+    if users:
+        return [f"log: status {sig.outcome} (from known failure {sig.id}) (not used: --status given)"]
+    data.status = sig.outcome
+    return [f"log: status {sig.outcome} (from known failure {sig.id})"]
+
+
 def _metric_text(name: str, v: Mapping) -> str:
     return f"{name}={v['value']:g}" + (f"/{v['n']}" if v.get("n") else "")
 
 
-def apply_log(session: Any, inv: Any, data: store.RunInput, lines: "Iterable[str] | str") -> list[str]:
+def apply_log(session: Any, inv: Any, data: store.RunInput, lines: "Iterable[str] | str", *,
+              conclusion: bool = False) -> list[str]:
     """Read a log's lines into ``data`` (see the module docstring); returns
-    what was found, one line each, for the user."""
+    what was found, one line each, for the user.  ``conclusion``: ``data.status``
+    is CI's conclusion, not the user's, and a signature's outcome refines it."""
     extractors = extractors_of(session, inv)
     matcher = matcher_of(session)
     found = scan_log(lines, matcher, extractors, first_match=True, excerpt=True)
-    return _apply(session, inv, data, found, matcher)
+    return _apply(session, inv, data, found, matcher, conclusion)
 
 
 def read_log_into(session: Any, inv: Any, data: store.RunInput, path: str) -> list[str]:
@@ -267,8 +285,11 @@ def cut_note(log: LogReader) -> str:
             "(TRIAGE_MAX_LOG_LINE raises the limit)")
 
 
-def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, matcher: Optional[Matcher]) -> list[str]:
+def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, matcher: Optional[Matcher],
+           conclusion: bool = False) -> list[str]:
     said: list[str] = []
+    # the user's --status: nothing in the log overrides it (CI's conclusion, other than a pass, a signature may refine)
+    users = data.status is not None and not (conclusion and data.status != "passed")
     ex = found.extracted
 
     def where(key: str) -> str:
@@ -299,7 +320,7 @@ def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, mat
         note = " (not used: --status given)" if data.status is not None else ""
         said.append(f"log: status {ex.status} ({where('status')}){note}")
         if data.status is None:
-            data.status = ex.status
+            data.status = outcome(ex.status)
 
     sig = None
     if found.matches:
@@ -308,6 +329,7 @@ def _apply(session: Any, inv: Any, data: store.RunInput, found: LogFindings, mat
         data.signature_id, data.signature_line = m.signature_id, shown(m.line)
         said.append(f"log: known failure {m.signature_id} ({sig.cls}) at line {m.line_no}, "
                     f"score {m.score:.0f} ({m.how})" + (f": {sig.meaning}" if sig.meaning else ""))
+        said.extend(_signature_outcome(data, sig, users))
     else:
         data.signature_id = data.signature_line = ""  # a new log without one clears an old mark
 

@@ -105,6 +105,7 @@ class SignatureSpec:
     meaning: str = ""
     remedy: str = ""
     regex: bool = False
+    outcome: Optional[str] = None  # what a matched run did (its status), when the signature says
 
 
 @dataclass(frozen=True)

@@ -39,13 +39,14 @@ from triage.ingest.runs import (
     proportion_problem,
 )
 from triage.kb.store import RunInput
-from triage.rules.schema import STATUSES
+from triage.rules.schema import ALIASES, STATUSES
 
 FIELDS = (
     "investigation", "run_id", "config", "status", "metrics", "provenance", "url", "time", "note",
     "log_excerpt", "signature", "signature_line", "excluded", "excluded_reason", "updated_at",
 )
 _FIELD_SET = frozenset(FIELDS)
+# Every status word a record may give; an older one (`error`) is stored as its outcome (`infra`).
 _STATUS_SET = frozenset(STATUSES)
 _TEXT = ("url", "note", "log_excerpt", "signature", "signature_line", "excluded_reason", "investigation")
 
@@ -143,8 +144,8 @@ def quick_record(rec: Any) -> Optional[Record]:
     if not _plain_text(rec):
         return None
     return Record(
-        get("investigation") or None, rec["run_id"], rec["config"], status, metrics or {}, prov or {},
-        get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
+        get("investigation") or None, rec["run_id"], rec["config"], ALIASES.get(status, status), metrics or {},
+        prov or {}, get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
         get("signature_line") or None, get("excluded") or False, get("excluded_reason") or None, written,
     )
 
@@ -228,6 +229,8 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
     when = rec[7]
     if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip():
         return None
+    if rec[3] in ALIASES:  # an older status word: stored as its outcome
+        rec = (*rec[:3], ALIASES[rec[3]], *rec[4:])
     return rec
 
 
@@ -252,7 +255,7 @@ def _check_slowly(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> Re
         raise InputError(f"{where}: config must be a string")
     if type(status) is not str or status not in _STATUS_SET:
         try:
-            parse_status(status)  # the message add-run gives
+            status = parse_status(status)  # the message add-run gives; `error` is read as `infra`
         except InputError as e:
             raise InputError(f"{where}: {e.message}") from None
     when, written = (_check_time(get(key), key, where) for key in ("time", "updated_at"))
@@ -279,7 +282,7 @@ def _check_slowly(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> Re
     investigation = get("investigation") or None
     metrics = normalise_metrics(metrics, where, NO_SCALES if scales is None else scales(investigation))
     return Record(
-        investigation, run_id, config, status, metrics,
+        investigation, run_id, config, ALIASES.get(status, status), metrics,
         {k: v for k, v in prov.items() if v != ""} if "" in prov.values() else prov,
         get("url") or None, when, get("note") or None, get("log_excerpt") or None, get("signature") or None,
         get("signature_line") or None, bool(excluded), get("excluded_reason") or None, written,

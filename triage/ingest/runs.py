@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from triage import limits
 from triage.errors import InputError
-from triage.rules.schema import STATUSES
+from triage.rules.schema import OUTCOMES, STATUSES, outcome
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
 #: The largest sample count (the knowledge base's integers are 32-bit on PostgreSQL).
@@ -164,11 +164,12 @@ def parse_assignments(items: Iterable[str], flag: str = "--set") -> dict[str, st
 
 
 def parse_status(status: Optional[str]) -> Optional[str]:
+    """The outcome a status names (``error``, the older word, is ``infra``)."""
     if status is None:
         return None
     if status not in STATUSES:
-        raise InputError(f"--status {status!r}: expected one of {', '.join(STATUSES)}")
-    return status
+        raise InputError(f"--status {status!r}: expected one of {', '.join(OUTCOMES)}")
+    return outcome(status)
 
 
 def parse_time(text: Optional[str]) -> Optional[datetime]:

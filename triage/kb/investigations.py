@@ -69,7 +69,8 @@ def load_bundle(s: Session, inv: m.Investigation, *, runs: bool = True) -> Any:
     sigs = {}
     for row in s.execute(select(m.Signature.__table__)):
         sp = row.spec
-        sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""))
+        sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""),
+                                     schema.outcome(sp["outcome"]) if sp.get("outcome") else None)
     bm, me = m.BisectMark.__table__, m.ManualEvidence.__table__
     marks = list(s.execute(select(bm).where(bm.c.investigation_id == iid).order_by(bm.c.pk)))
     manual = s.execute(select(me).where(me.c.investigation_id == iid).order_by(me.c.pk))

@@ -6,7 +6,7 @@ import math
 from dataclasses import replace
 from typing import Optional, Sequence
 
-from triage.rules.conditions import evaluate_condition
+from triage.rules.conditions import evaluate_condition, statuses
 from triage.rules.context import Context, _run_order
 from triage.rules.memo import BISECT, fingerprint
 from triage.rules.records import (
@@ -100,7 +100,7 @@ def _judge(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> Result:
         return evaluate_condition(b.good_when, ctx, runs)
     if not runs:
         return Result(V.NODATA)
-    wanted = {b.good_when.status} if isinstance(b.good_when.status, str) else set(b.good_when.status or ())
+    wanted = statuses(b.good_when.status or [])
     good = [r for r in runs if r.status in wanted]
     bad = [r for r in runs if r.status not in wanted]
     parts = [f"{r.run_id} {r.status}" for r in runs]
@@ -113,8 +113,9 @@ def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) ->
 
     Each valid run is judged on its own first: two runs of one point with
     different verdicts make it flaky (shown, never silently picked).  Runs that
-    agree are pooled.  A crashed, errored, cancelled, excluded or
-    signature-matched run never makes a point bad: alone, it skips the point.
+    agree are pooled.  A run of an outcome the investigation does not declare its
+    failure (crashed, timeout, oom, cancelled, infra by default), an excluded run
+    or a known failure never makes a point bad: alone, it skips the point.
     A valid run without the number good_when compares makes it `no number`
     (inconclusive, with its reason), never skipped.  Marks set by hand judge
     the point too; a run or another mark that disagrees makes it flaky.

@@ -12,10 +12,10 @@ from triage.rules.records import (
     V,
 )
 from triage.rules.schema import (
-    INVALID_STATUSES,
     Condition,
+    outcome,
 )
-from triage.rules.stats import Measure, Outcome, fmt, fmt_delta
+from triage.rules.stats import Measure, Outcome, fmt_delta
 
 # --------------------------------------------------------------------------
 # Conditions
@@ -41,6 +41,12 @@ def _or(results: list[Result]) -> V:
 
 def _not(v: V) -> V:
     return {V.TRUE: V.FALSE, V.FALSE: V.TRUE}.get(v, v)
+
+
+def statuses(given: "str | list[str]") -> set[str]:
+    """The stored statuses a `status:` names: each outcome, and `error` with `infra` (the older word)."""
+    wanted = {outcome(s) for s in ([given] if isinstance(given, str) else given)}
+    return wanted | {"error"} if "infra" in wanted else wanted
 
 
 def _merge(into: Result, results: Iterable[Result]) -> None:
@@ -80,9 +86,9 @@ def evaluate_condition(cond: Condition, ctx: Context, selection: Optional[list[R
     anything = any(ctx.valid(r) for r in sel)  # before the status filter, for counting
     explicitly_invalid: set[str] = set()
     if cond.status is not None:
-        wanted = {cond.status} if isinstance(cond.status, str) else set(cond.status)
+        wanted = statuses(cond.status)
         sel = [r for r in sel if r.status in wanted]
-        explicitly_invalid = wanted & set(INVALID_STATUSES)
+        explicitly_invalid = wanted - ctx.results  # asked for by name: they count here
     sub_sel = None if free else sel
     valid, invalid = [], []
     for r in sel:

@@ -10,21 +10,18 @@ from triage.rules.records import (
     RunRec,
 )
 from triage.rules.schema import (
-    INVALID_STATUSES,
     MetricSpec,
     Selector,
+    outcome,
 )
 from triage.rules.memo import Memo
 from triage.rules.source import ALL, ListSource, RunSource, Token, splits, with_keys
 from triage.rules.stats import Measure, fmt
 
-# The built-in pass-rate metric: k failed of n over a selection's passed/failed
-# runs (or counts a run carries itself: --metric fail_rate=3/20).
+# The built-in pass-rate metric: k failed of n over a selection's passed runs and
+# its runs of a declared failure (or counts a run carries itself: --metric fail_rate=3/20).
 FAIL_RATE = "fail_rate"
 _NO_SETTINGS = MetricSpec()
-
-
-_INVALID = frozenset(INVALID_STATUSES)
 
 
 class Context:
@@ -32,6 +29,15 @@ class Context:
         self.inv = inv
         self.spec = inv.spec
         self.source: RunSource = inv.source if inv.source is not None else ListSource(inv.runs)
+        # The outcomes that are the failure under study (bad results), and with passed every result;
+        # a run of another outcome is no result.  `error`, the older word, is `infra`.
+        self.failure = frozenset(outcome(s) for s in self.spec.failure)
+        self.results = self.failure | {"passed"}
+        if "infra" in self.results:
+            self.results |= {"error"}
+            self.failure |= {"error"}
+        # known failures whose runs are results: the signature names a declared outcome
+        self._counted_sigs = frozenset(k for k, s in inv.signatures.items() if s.outcome in self.failure)
         self._tracks: list[dict[Token, str]] = []  # what the pieces being worked out read (memo.py)
         self.memo = Memo(keep=False)  # the pieces of an earlier evaluation to reuse (none: work everything out)
         self.by_config = _Configs(self)  # config -> its runs, in the order recorded
@@ -101,7 +107,7 @@ class Context:
         return stats.Tolerance.parse(noise).absolute(value) if noise is not None else None
 
     def has_metric(self, run: RunRec, metric: str) -> bool:
-        return metric in run.metrics or (metric == FAIL_RATE and run.status in ("passed", "failed"))
+        return metric in run.metrics or (metric == FAIL_RATE and run.status in self.results)
 
     def _warn_wide_noise(self, good: Measure, bad: Measure) -> None:
         """A tolerance or noise wider than the difference that matters: every reading is can't tell."""
@@ -152,13 +158,14 @@ class Context:
     def valid(self, run: RunRec) -> bool:
         """Whether a run can decide anything: :meth:`invalid_reason` is None,
         without making the reason (the engine asks this of every run many times)."""
-        return not run.excluded and not run.signature and run.status not in _INVALID
+        return (not run.excluded and run.status in self.results
+                and (not run.signature or run.signature in self._counted_sigs))
 
     def invalid_reason(self, run: RunRec, brief: bool = False) -> Optional[str]:
         """Why a run cannot decide anything, or None for a valid run."""
         if run.excluded:
             return f"excluded: {run.excluded_reason or 'no reason given'}"
-        if run.signature:
+        if run.signature and not (run.signature in self._counted_sigs and run.status in self.results):
             sig = self.inv.signatures.get(run.signature)
             if sig is None:
                 return f"{run.status}, matched known failure {run.signature}"
@@ -170,8 +177,9 @@ class Context:
             if sig.remedy:
                 text += f"; remedy: {sig.remedy}"
             return text
-        if run.status in INVALID_STATUSES:
-            return f"{run.status}" + (f" ({run.note})" if run.note and not brief else "")
+        if run.status not in self.results:
+            word = run.status if run.status != "failed" else "failed, not a declared failure"
+            return word + (f" ({run.note})" if run.note and not brief else "")
         return None
 
     def named(self, name: str) -> list[RunRec]:
@@ -223,15 +231,16 @@ class Context:
         return Measure.of(values, n, noise=self.noise_sd(metric, sum(values) / len(values)), scale=scale)
 
     def _fail_rate(self, runs: Sequence[RunRec]) -> Optional[Measure]:
-        """k failed of n: a run's own counts (fail_rate=3/20), else 1 of 1 if it failed, 0 of 1 if it passed."""
+        """k failed of n: a run's own counts (fail_rate=3/20), else 1 of 1 if its outcome is a declared
+        failure (failed, or timeout when declared), 0 of 1 if it passed."""
         k = n = 0
         for r in runs:
             if FAIL_RATE in r.metrics:
                 value, count = r.metrics[FAIL_RATE]
                 count = count or 1
                 k, n = k + round(value * count), n + count
-            elif r.status in ("passed", "failed"):
-                k, n = k + (r.status == "failed"), n + 1
+            elif r.status in self.results:
+                k, n = k + (r.status != "passed"), n + 1
         return Measure(k / n, n) if n else None
 
     def label(self, runs: Sequence[RunRec], counted: bool = False) -> str:

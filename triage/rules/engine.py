@@ -10,9 +10,10 @@ it).  A recipe's prediction is a rule both ways: contradicted, it rules the
 hypothesis out; a predicted recovery (or a prediction marked `confirms: true`)
 that happens confirms it; any other prediction that comes true only supports
 it.  Bisects are evaluated first, so rules may read them; at most one
-hypothesis of an exclusive group stays confirmed.  Crashed, errored, cancelled,
-excluded and signature-matched runs never decide anything: each one a rule
-looks at yields inconclusive evidence saying why.
+hypothesis of an exclusive group stays confirmed.  Runs of an outcome the
+investigation does not declare its failure (crashed, timeout, oom, cancelled,
+infra by default), excluded runs and known failures never decide anything: each
+one a rule looks at yields inconclusive evidence saying why.
 
 Beyond statuses, the same pass classifies every bisect point (good, bad,
 can't tell, flaky, skipped, untested) and names the next one; finds recipe

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Optional
 
-from triage.rules.conditions import evaluate_condition
+from triage.rules.conditions import evaluate_condition, statuses
 from triage.rules.context import Context
 from triage.rules.records import (
     EvidenceItem,
@@ -119,9 +119,8 @@ def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
         items.insert(0, EvidenceItem(rule.hypothesis, rule.id, "inconclusive", _reason("can't tell yet", res),
                                      tuple(res.runs), summary=_short("can't tell yet", res), needed=tuple(res.needed)))
     elif res.value is V.NODATA and (rule.when.config is not None or rule.when.run is not None):
-        wanted = rule.when.status
-        runs = [r for r in ctx.select(rule.when)
-                if wanted is None or r.status in ([wanted] if isinstance(wanted, str) else wanted)]
+        wanted = None if rule.when.status is None else statuses(rule.when.status)
+        runs = [r for r in ctx.select(rule.when) if wanted is None or r.status in wanted]
         items[:0] = _no_number(rule.hypothesis, rule.id, rule.when, runs, ctx)
     return items
 

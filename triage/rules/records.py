@@ -67,6 +67,7 @@ class SignatureInfo:
     cls: str
     meaning: str = ""
     remedy: str = ""
+    outcome: Optional[str] = None  # what a matched run did, when the signature says (a result if declared)
 
 
 @dataclass(frozen=True)

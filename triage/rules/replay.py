@@ -4,7 +4,7 @@ Start from some of its runs (the failing baseline); then, again and again,
 take the best suggestion that a recorded run answers (a recipe's run, a
 bisect point's run, a missing base run), feed that one run (run id + config)
 back, and count, until the recorded verdict holds (the target statuses and
-bisect ends).  Crashed and errored runs count as spent.  The same count for
+bisect ends).  Runs that are no result (crashed, infra, ...) count as spent.  The same count for
 the order in which the runs were recorded, and the median over random orders,
 put the number in context.  Pure: the engine's input is built in memory.
 """

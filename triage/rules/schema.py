@@ -15,9 +15,30 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 ID_RE = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
 
 Verdict = Literal["rules_out", "confirms", "supports", "inconclusive"]
-STATUSES = ("passed", "failed", "crashed", "cancelled", "error")
-# A run with one of these statuses never rules anything out.
-INVALID_STATUSES = ("crashed", "error", "cancelled")
+# What a run did: passed, failed (its own verdict), timeout (hung or ran out of
+# time), oom (killed for memory), crashed, cancelled, infra (runner lost, setup
+# failed).  Only passed and the outcomes an investigation declares its failure
+# (`failure:`, default [failed]) are results; the others are "no result".
+OUTCOMES = ("passed", "failed", "timeout", "oom", "crashed", "cancelled", "infra")
+# Older knowledge bases, import files and rule files say `error` for `infra`.
+ALIASES = {"error": "infra"}
+# Every word accepted where a status is given (read as :func:`outcome` says).
+STATUSES = OUTCOMES + tuple(ALIASES)
+# The outcomes that are no result unless an investigation declares them its failure.
+INVALID_STATUSES = ("timeout", "oom", "crashed", "cancelled", "infra", "error")
+DEFAULT_FAILURE = ("failed",)
+
+
+def outcome(word: str) -> str:
+    """The outcome a status word names (`error` is read as `infra`)."""
+    return ALIASES.get(word, word)
+
+
+def _statuses(v: Any) -> Any:
+    for s in [v] if isinstance(v, str) else (v or []):
+        if s not in STATUSES:
+            raise ValueError(f"unknown status {s!r}; expected one of {', '.join(OUTCOMES)}")
+    return v
 
 # `then:` accepts the status words as well as the verdict words.
 THEN_ALIASES = {
@@ -110,10 +131,7 @@ class Condition(Selector):
     @field_validator("status")
     @classmethod
     def _status(cls, v: Any) -> Any:
-        for s in [v] if isinstance(v, str) else (v or []):
-            if s not in STATUSES:
-                raise ValueError(f"unknown status {s!r}; expected one of {', '.join(STATUSES)}")
-        return v
+        return _statuses(v)
 
     @field_validator("margin")
     @classmethod
@@ -278,6 +296,16 @@ class InvestigationSpec(Strict):
     ignore_provenance: list[str] = []
     autopilot: Optional[AutopilotSpec] = None
     match: Optional[MatchSpec] = None  # the workflow runs that feed it, for `triage serve`
+    # The outcomes that are the failure under study (bad results); other non-passing ones are no result.
+    failure: list[str] = Field(default=list(DEFAULT_FAILURE), min_length=1)
+
+    @field_validator("failure")
+    @classmethod
+    def _failure(cls, v: list[str]) -> list[str]:
+        _statuses(v)
+        if "passed" in v:
+            raise ValueError("failure lists the outcomes that are the failure under study: passed is not one")
+        return v
 
     @field_validator("tolerance")
     @classmethod
@@ -424,6 +452,16 @@ class SignatureSpecModel(Strict):
     meaning: str = ""
     remedy: str = ""
     regex: bool = False
+    # What a matched run did (timeout, oom, infra, ...): its status, and a result when the
+    # investigation declares that outcome its failure (else a known failure is no result).
+    outcome: Optional[str] = None
+
+    @field_validator("outcome")
+    @classmethod
+    def _outcome(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and (_statuses(v) == "passed"):
+            raise ValueError("a signature's outcome is what a failing run did: passed is not one")
+        return v
 
     @model_validator(mode="after")
     def _regex(self) -> "SignatureSpecModel":
@@ -463,10 +501,7 @@ class ExtractorSpec(Strict):
             if "value" not in rx.groupindex:
                 raise ValueError("the pattern needs a named group (?P<value>...)")
         if kinds[0] == "status":
-            given = self.status.values() if isinstance(self.status, dict) else [self.status]
-            for s in given:
-                if s not in STATUSES:
-                    raise ValueError(f"unknown status {s!r}; expected one of {', '.join(STATUSES)}")
+            _statuses(list(self.status.values()) if isinstance(self.status, dict) else [self.status])
         return self
 
 

@@ -121,7 +121,7 @@ def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid:
 
 def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem], statuses: Mapping[str, str],
                   confounds: Sequence[Confound]) -> list[RecipeState]:
-    """Never run, no valid run (crashed, errored, excluded, known failure),
+    """Never run, no valid run (an undeclared outcome, excluded, known failure),
     can't tell (a valid run whose reading is within noise), waiting (a
     prediction of an open hypothesis has no data: its base or a reference has
     no valid run), or run; and per prediction whether it was decided."""

@@ -66,6 +66,7 @@ def run_test_file(path: Path) -> list[CaseResult]:
 
     from triage.rules.engine import Investigation, SignatureInfo, evaluate
     from triage.rules.loader import load_rules
+    from triage.rules.schema import outcome
 
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -81,7 +82,8 @@ def run_test_file(path: Path) -> list[CaseResult]:
     if len(invs) != 1:
         raise InputError(f"{path}: rule_files must define exactly one investigation, found {len(invs)}")
     spec = invs[0].spec
-    sigs = {s.id: SignatureInfo(s.id, s.cls, s.meaning, s.remedy) for f in ruleset.files for s in f.spec.signatures}
+    sigs = {s.id: SignatureInfo(s.id, s.cls, s.meaning, s.remedy, outcome(s.outcome) if s.outcome else None)
+            for f in ruleset.files for s in f.spec.signatures}
     scales = {name: m.scale for name, m in spec.investigation.metrics.items() if m.scale}
     base_runs: list[Any] = []
     if doc.get("runs_file"):
