@@ -54,7 +54,14 @@ class Context:
         self.margin: Optional[float] = None
         if good[0] is not None and bad[0] is not None:
             self.margin = abs(good[0].value - bad[0].value) / 2 or None
-            if self.margin is None:
+            if self.margin is not None and not stats.compare(good[0], bad[0], tolerance=self.tolerance,
+                                                             confidence=self.confidence).different:
+                # a gap that is noise of either sign is no difference that matters
+                self.margin = None
+                self.warnings.append(f"good ({fmt(good[0].value)}) and bad ({fmt(bad[0].value)}) are not shown "
+                                     "different: no margin, so nothing reads as the same as either and no "
+                                     "recovery can be told; repeat the references or give conditions a margin:")
+            elif self.margin is None:
                 self.warnings.append(f"good and bad are the same value ({fmt(good[0].value)}): no reading can "
                                      "tell them apart; check the references")
             else:

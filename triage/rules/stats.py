@@ -489,7 +489,7 @@ def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]
     - better_than: holds when shown better; contradicted when dhi < m (not better by the margin);
     - worse_than: holds when shown worse; contradicted when dlo > -m;
     - no_worse_than: holds when dlo ≥ -m (worse by less than the margin at most); contradicted
-      when shown worse;
+      when dhi < -m (shown worse by more than the margin; without one, shown worse);
     - passes / fails (a threshold, compared without a margin): shown on one side or the other;
       exactly at it, with no noise, passes;
     - same_as: holds when the whole interval lies within ±m, contradicted when wholly outside it;
@@ -512,7 +512,7 @@ def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]
     if word == "worse_than":
         return True if worse else False if dlo > -m - _EPS else None
     if word == "no_worse_than":
-        return True if dlo >= -m - _EPS else False if worse else None
+        return True if dlo >= -m - _EPS else False if dhi < -m - _EPS or (worse and not m) else None
     at_it = c.method == "exact" and not c.different
     if word == "passes":
         return True if better or at_it else False if worse else None
