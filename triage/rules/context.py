@@ -28,11 +28,18 @@ _INVALID = frozenset(INVALID_STATUSES)
 
 
 class Context:
-    def __init__(self, inv: Investigation) -> None:
+    def __init__(self, inv: Investigation, *, source: Optional[RunSource] = None, spec: Any = None,
+                 within: Optional["Context"] = None) -> None:
+        """``within``: the context this one is part of (one subject's runs and settings, from
+        ``source`` and ``spec``): it notes what is read for the same pieces, and shares its bisects."""
         self.inv = inv
-        self.spec = inv.spec
-        self.source: RunSource = inv.source if inv.source is not None else ListSource(inv.runs)
-        self._tracks: list[dict[Token, str]] = []  # what the pieces being worked out read (memo.py)
+        self.spec = spec if spec is not None else inv.spec
+        if source is None:
+            source = inv.source if inv.source is not None else ListSource(inv.runs)
+        self.source: RunSource = source
+        # what the pieces being worked out read (memo.py); shared with the context this one is part of
+        self._tracks: list[dict[Token, str]] = within._tracks if within is not None else []
+        self.subjects: dict[str, Any] = {}  # subject -> (its context, what making it read): triage.rules.subjects
         self.memo = Memo(keep=False)  # the pieces of an earlier evaluation to reuse (none: work everything out)
         self.by_config = _Configs(self)  # config -> its runs, in the order recorded
         self.by_key = _Keys(self)  # "run_id/config" -> the run (the first, as a scan would find)
@@ -54,7 +61,9 @@ class Context:
             else:
                 self._warn_wide_noise(good[0], bad[0])
         self.warnings.extend(no_noise_warnings(self.spec))
-        self.bisects = _Bisects(self)  # bisect id -> BisectState, as each is evaluated
+        self.bisects = _Bisects(self) if within is None else within.bisects  # bisect id -> BisectState
+        if within is not None:
+            self.memo = within.memo
 
     # -- what is read -----------------------------------------------------
     @property
