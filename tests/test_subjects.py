@@ -135,3 +135,12 @@ def test_an_incremental_evaluation_is_the_whole_one():
     whole = evaluate(inv(BUMP, more))
     assert again.bisects == whole.bisects and again.evidence == whole.evidence
     assert again.bisects[0].points[2].state == "bad"
+
+
+def test_the_table_gives_each_model_its_reading_per_bisect_point():
+    ev = evaluate(inv(BUMP, runs_at("c0", GOOD) + runs_at("c3", BAD)))
+    t = ev.subjects
+    assert t is not None and t.key == "model" and t.columns == ("nightly @ c0", "nightly @ c3")
+    assert dict(t.rows) == {"falcon": ("56.75 ≈ good ✓ gate", "39.24 ≈ bad ✗ gate"),
+                            "qwen8b": ("13.26 ≈ good ✓ gate", "10.96 ≈ bad ✗ gate")}
+    assert evaluate(inv(plain(BUMP), runs_at("c0", GOOD))).subjects is None

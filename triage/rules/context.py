@@ -49,7 +49,11 @@ class Context:
         self.warnings: list[str] = []  # said once in the report: noise that cannot decide, a missing scale
         self.spec_bisects = inv.bisects  # the bisects whose points no `{config: X}` reference pools
         self.refs: dict[str, tuple[Optional[Measure], str]] = {}
+        per_subject = self.spec.subject is not None and within is None
         for name, ref in self.spec.references.items():
+            if per_subject and ref.value is None:  # a config's or a run's runs: resolved per subject only
+                self.refs[name] = (None, f"{name} (per {self.spec.subject})")
+                continue
             self.refs[name] = self._resolve_reference(name, ref)
         good, bad = self.refs.get("good", (None, "")), self.refs.get("bad", (None, ""))
         self.margin: Optional[float] = None

@@ -200,14 +200,16 @@ def _result(value: V, per: list[tuple[str, Result]], deciding: list[str], head: 
     out = Result(value, [head] if head else [], short=[head] if head else [])
     runs: dict[str, None] = {}
     invalid: dict[tuple, None] = {}
+    common = set.intersection(*(set(r.parts) for _, r in per)) if len(per) > 1 else set()  # "higher is better"
     for name, r in per:
-        out.parts += [f"{name}: {p}" for p in dict.fromkeys(r.parts)]
+        out.parts += [f"{name}: {p}" for p in dict.fromkeys(r.parts) if p not in common]
         runs.update(dict.fromkeys(r.runs))
         invalid.update(dict.fromkeys(r.invalid))
         if name in deciding:
             out.short += [f"{name}: {s}" for s in r.short]
             if value not in (V.TRUE, V.FALSE):
                 out.needed += [f"{n} for {name}" for n in r.needed]
+    out.parts += [p for p in dict.fromkeys(p for _, r in per for p in r.parts) if p in common]
     out.runs, out.invalid = list(runs), list(invalid)
     if len(deciding) == 1:
         out.measure = dict(per)[deciding[0]].measure
