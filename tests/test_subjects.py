@@ -144,3 +144,20 @@ def test_the_table_gives_each_model_its_reading_per_bisect_point():
     assert dict(t.rows) == {"falcon": ("56.75 ≈ good ✓ gate", "39.24 ≈ bad ✗ gate"),
                             "qwen8b": ("13.26 ≈ good ✓ gate", "10.96 ≈ bad ✗ gate")}
     assert evaluate(inv(plain(BUMP), runs_at("c0", GOOD))).subjects is None
+
+
+def test_the_bundled_example_reports_one_table_per_model_collapsed(cli, rules_dir):
+    assert cli("import", "examples/compile-bump.runs.jsonl").code == 0
+    md = cli("report", "--pr", "131").out
+    first_screen = md.split("<details>")[0]
+    assert "nightly @ c0" not in first_screen and "last good `c3`, first bad `c4`" in first_screen
+    assert "<details><summary>samples_s per model: 5 × 7, each in its own terms</summary>" in md
+    assert "| `falcon` | 56.75 ≈ good ✓ gate | 56.69 ≈ good ✓ gate | 39.24 ≈ bad ✗ gate |" in md
+    text = cli("report", "--pr", "131", "--format", "text").out
+    assert "samples_s per model" in text and "qwen8b" in text
+    import json
+
+    out = json.loads(cli("report", "--pr", "131", "--format", "json").out)
+    assert out["subjects"]["columns"][:2] == ["nightly @ c0", "nightly @ c3"]
+    assert out["subjects"]["rows"][4] == {"subject": "gemma", "cells": [
+        "41.50 ≈ good", "41.54 ≈ good", "27.97 ≈ bad", "28.00 ≈ bad", "28.00 ≈ bad", "41.50 ≈ good", "27.94 ≈ bad"]}
