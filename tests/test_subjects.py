@@ -153,6 +153,7 @@ def test_the_bundled_example_reports_one_table_per_model_collapsed(cli, rules_di
     assert "nightly @ c0" not in first_screen and "last good `c3`, first bad `c4`" in first_screen
     assert "<details><summary>samples_s per model: 5 × 7, each in its own terms</summary>" in md
     assert "| `falcon` | 56.75 ≈ good ✓ gate | 56.69 ≈ good ✓ gate | 39.24 ≈ bad ✗ gate |" in md
+    assert '"falcon · nightly @ c0"' in md  # a chart bar pools one model's runs, never several models'
     text = cli("report", "--pr", "131", "--format", "text").out
     assert "samples_s per model" in text and "qwen8b" in text
     import json
