@@ -14,10 +14,12 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	touch $@
 
 # Install, load the bundled investigations (sgl-project/sglang#30433, and a
-# lower-is-better wall-time one) into ./kb.sqlite, and print the first's report.
+# lower-is-better wall-time one, one with several models) into ./kb.sqlite, and
+# print the first's report.
 demo: $(VENV)/.installed-test
 	$(BIN)/triage import examples/kimik26-disagg.runs.jsonl
 	$(BIN)/triage import examples/e2e-walltime.runs.jsonl
+	$(BIN)/triage import examples/compile-bump.runs.jsonl
 	$(BIN)/triage report --pr 30433 --format text
 
 # Install, load the bundled investigation into ./kb.sqlite, and serve the

@@ -10,8 +10,8 @@ from tests.conftest import ROOT
 def test_bundled_rule_tests_pass(cli, rules_dir):
     r = cli("test")
     assert r.code == 0, r.out + r.err
-    assert r.out.strip().endswith("27 passed, 0 failed")  # kimik26 5, e2e-walltime 4, exclusive 3, git-bisect 5,
-    # flaky-test 4, outcomes 6
+    assert r.out.strip().endswith("31 passed, 0 failed")  # kimik26 5, e2e-walltime 4, exclusive 3, git-bisect 5,
+    # flaky-test 4, outcomes 6, compile-bump 4
     assert not Path("kb.sqlite").exists()  # nothing touches the knowledge base
 
 

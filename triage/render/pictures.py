@@ -80,10 +80,11 @@ def fmt_num(x: float) -> str:
 
 def metric_series(model: dict) -> Optional[dict]:
     """The numbers both pictures draw: one bar per config (the mean of its valid
-    runs, with their range), and the lines."""
+    runs, with their range; a bisect point's and a subject's apart), and the lines."""
     inv = model["investigation"]
     metric = inv["metric"]
     pooled: dict[tuple, dict] = {}
+    key = (model.get("subjects") or {}).get("key")
     point_of = {(x["run_id"], x["config"]): p["label"]
                 for b in model.get("bisects") or () for p in b.get("points") or () for x in p.get("runs") or ()}
     for r in model["runs"]:
@@ -91,7 +92,10 @@ def metric_series(model: dict) -> Optional[dict]:
             continue
         point = point_of.get((r["run_id"], r["config"]))  # a bisect point's runs belong together, not with the config's
         short = r["short"] if point is None else f"{r['short']} @ {point if len(point) <= 16 else '…' + point[-15:]}"
-        bar = pooled.setdefault((r["config"], point), {"config": r["config"], "short": short, "values": [], "run_ids": []})
+        subject = r["provenance"].get(key) if key else None  # and one subject's runs, not several models'
+        short = short if subject is None else f"{subject} · {short}"
+        bar = pooled.setdefault((r["config"], point, subject),
+                                {"config": r["config"], "short": short, "values": [], "run_ids": []})
         bar["values"].append(r["metrics"][metric]["value"])
         bar["run_ids"].append(r["run_id"])
     if not pooled:

@@ -268,10 +268,20 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "since": since,
         "shortened": None,  # set by render.fit: what was left out to fit GitHub's limit
         "marker": marker(spec.id),
+        "subjects": _subjects(ev),
     }
     model["series"] = pictures.metric_series(model)
     model["chart"] = pictures.metric_chart(model["series"])
     return model
+
+
+def _subjects(ev: Any) -> Optional[dict]:
+    """With subjects: one table, a row per subject, a column per config (a bisect point apart)."""
+    t = getattr(ev, "subjects", None)
+    if t is None:
+        return None
+    return {"key": t.key, "columns": list(t.columns),
+            "rows": [{"subject": name, "cells": list(cells)} for name, cells in t.rows]}
 
 
 def _tree(hypotheses: list) -> list[tuple[Any, str]]:
@@ -499,6 +509,8 @@ def to_json(model: dict) -> str:
         "warnings": model["engine_warnings"],
         "changes": model["changes"],
     }
+    if model.get("subjects") is not None:
+        out["subjects"] = model["subjects"]
     if model["since"] is not None:
         out["since"] = model["since"]
     if model.get("runs_total", 0) > len(model["runs"]):

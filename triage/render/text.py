@@ -76,6 +76,8 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     con.print(t)
     if model.get("runs_total", 0) > len(model["runs"]):
         con.print(f"  the newest {len(model['runs']):,} of {model['runs_total']:,} runs; --runs all shows them all")
+    if model.get("subjects") is not None:
+        con.print(_subjects_table(model["subjects"], inv["metric"]))
     for b in model["bisects"]:
         _bisect_text(con, b)
     if model["suggestions"] or model["untested"] or model["next_level"]:
@@ -105,6 +107,19 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
         for w in model["warnings"]:
             con.print(f"  [{w['kind']}] {w.get('text', w['message'])}")
     return buf.getvalue()
+
+
+def _subjects_table(subjects: dict, metric: str) -> Any:
+    """Each subject's reading per config (or bisect point): one row a subject."""
+    from rich.table import Table
+
+    t = Table(title=f"{metric} per {subjects['key']}", title_justify="left", expand=True)
+    t.add_column(subjects["key"])
+    for col in subjects["columns"]:
+        t.add_column(col)
+    for row in subjects["rows"]:
+        t.add_row(row["subject"], *(c or "—" for c in row["cells"]))
+    return t
 
 
 def _console(width: int, color: bool = False) -> tuple[Any, Any]:

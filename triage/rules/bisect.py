@@ -17,6 +17,7 @@ from triage.rules.records import (
     V,
 )
 from triage.rules.schema import BisectMark, BisectSpec, Condition, Selector
+from triage.rules.subjects import evaluate as per_subject, subject_of
 
 # --------------------------------------------------------------------------
 # Bisects
@@ -63,7 +64,7 @@ def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[
 def _judges(cond: Condition) -> bool:
     """A good_when that is only `status:` judges each run by its verdict
     (listed statuses good, any other valid status bad) instead of filtering."""
-    return cond.model_fields_set == {"status"}
+    return cond.model_fields_set - {"subjects"} == {"status"}
 
 
 def _by_content(cond: Condition) -> bool:
@@ -96,11 +97,14 @@ def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> list[tuple[R
 
 
 def _judge(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> Result:
-    if not _judges(b.good_when):
-        return evaluate_condition(b.good_when, ctx, runs)
+    """A point's runs judged by good_when; with subjects, per subject and combined."""
+    return per_subject(b.good_when, ctx, runs, _by_status if _judges(b.good_when) else evaluate_condition)
+
+
+def _by_status(cond: Condition, ctx: Context, runs: Optional[list[RunRec]]) -> Result:
     if not runs:
         return Result(V.NODATA)
-    wanted = statuses(b.good_when.status or [])
+    wanted = statuses(cond.status or [])
     good = [r for r in runs if r.status in wanted]
     bad = [r for r in runs if r.status not in wanted]
     parts = [f"{r.run_id} {r.status}" for r in runs]
@@ -150,14 +154,13 @@ def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> 
     skipped_text = "; ".join(f"{r.run_id} {why}" for r, why in skipped)
     valid = [r for r in runs if ctx.valid(r)]
     singles = _judge_each(b, ctx, valid)
-    verdicts = {res.value for _, res in singles}
-    if V.TRUE in verdicts and V.FALSE in verdicts:
+    if _flaky(singles, ctx.spec.subject):
         good = [r.run_id for r, res in singles if res.value is V.TRUE]
         bad = [r.run_id for r, res in singles if res.value is V.FALSE]
         parts = "; ".join(p for _, res in singles for p in dict.fromkeys(res.parts))
         reason = f"good in {', '.join(good)} but bad in {', '.join(bad)}: re-run it to settle — {parts}"
         keys = tuple(r.key for r, res in singles if res.value in (V.TRUE, V.FALSE))
-        pooled = ctx.measure(valid, _bisect_metric(b, ctx))
+        pooled = None if ctx.spec.subject else ctx.measure(valid, _bisect_metric(b, ctx))
         return PointState(label, "flaky", keys, reason, pooled.value if pooled else None)
     res = _judge(b, ctx, valid) if valid else Result(V.NODATA)
     numbers = "; ".join(dict.fromkeys(res.parts))
@@ -182,6 +185,14 @@ def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> 
                           needed=(f"a {metric} value",))
     why = skipped_text or "; ".join(dict.fromkeys(res.parts)) or "no value"
     return PointState(label, "skipped", tuple(r.key for r in runs), why)
+
+
+def _flaky(singles: list[tuple[RunRec, Result]], subject: Optional[str]) -> bool:
+    """Two runs judged one good and one bad (of one subject: subjects may differ)."""
+    verdicts: dict[Optional[str], set[V]] = {}
+    for r, res in singles:
+        verdicts.setdefault(subject_of(r, subject) if subject else None, set()).add(res.value)
+    return any(V.TRUE in v and V.FALSE in v for v in verdicts.values())
 
 
 def _bisect_metric(b: BisectSpec, ctx: Context) -> str:

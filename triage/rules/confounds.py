@@ -50,7 +50,7 @@ def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
     own = facts(recipe.id, ctx)
     if not own.valid:
         return []
-    ignore = set(ctx.spec.ignore_provenance)
+    ignore = set(ctx.spec.ignore_provenance) | ({ctx.spec.subject} if ctx.spec.subject else set())
     declared = {k: _scalar(v) for k, v in recipe.vary.items()}
     base: Optional[tuple[str, dict[str, str]]] = None  # the base run's key and provenance
     if recipe.base_run:

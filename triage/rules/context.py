@@ -25,10 +25,15 @@ _NO_SETTINGS = MetricSpec()
 
 
 class Context:
-    def __init__(self, inv: Investigation) -> None:
+    def __init__(self, inv: Investigation, *, source: Optional[RunSource] = None, spec: Any = None,
+                 within: Optional["Context"] = None) -> None:
+        """``within``: the context this one is part of (one subject's runs and settings, from
+        ``source`` and ``spec``): it notes what is read for the same pieces, and shares its bisects."""
         self.inv = inv
-        self.spec = inv.spec
-        self.source: RunSource = inv.source if inv.source is not None else ListSource(inv.runs)
+        self.spec = spec if spec is not None else inv.spec
+        if source is None:
+            source = inv.source if inv.source is not None else ListSource(inv.runs)
+        self.source: RunSource = source
         # The outcomes that are the failure under study (bad results), and with passed every result;
         # a run of another outcome is no result.  `error`, the older word, is `infra`.
         self.failure = frozenset(outcome(s) for s in self.spec.failure)
@@ -38,7 +43,9 @@ class Context:
             self.failure |= {"error"}
         # known failures whose runs are results: the signature names a declared outcome
         self._counted_sigs = frozenset(k for k, s in inv.signatures.items() if s.outcome in self.failure)
-        self._tracks: list[dict[Token, str]] = []  # what the pieces being worked out read (memo.py)
+        # what the pieces being worked out read (memo.py); shared with the context this one is part of
+        self._tracks: list[dict[Token, str]] = within._tracks if within is not None else []
+        self.subjects: dict[str, Any] = {}  # subject -> (its context, what making it read): triage.rules.subjects
         self.memo = Memo(keep=False)  # the pieces of an earlier evaluation to reuse (none: work everything out)
         self.by_config = _Configs(self)  # config -> its runs, in the order recorded
         self.by_key = _Keys(self)  # "run_id/config" -> the run (the first, as a scan would find)
@@ -48,7 +55,11 @@ class Context:
         self.warnings: list[str] = []  # said once in the report: noise that cannot decide, a missing scale
         self.spec_bisects = inv.bisects  # the bisects whose points no `{config: X}` reference pools
         self.refs: dict[str, tuple[Optional[Measure], str]] = {}
+        per_subject = self.spec.subject is not None and within is None
         for name, ref in self.spec.references.items():
+            if per_subject and ref.value is None:  # a config's or a run's runs: resolved per subject only
+                self.refs[name] = (None, f"{name} (per {self.spec.subject})")
+                continue
             self.refs[name] = self._resolve_reference(name, ref)
         good, bad = self.refs.get("good", (None, "")), self.refs.get("bad", (None, ""))
         self.margin: Optional[float] = None
@@ -67,7 +78,9 @@ class Context:
             else:
                 self._warn_wide_noise(good[0], bad[0])
         self.warnings.extend(no_noise_warnings(self.spec))
-        self.bisects = _Bisects(self)  # bisect id -> BisectState, as each is evaluated
+        self.bisects = _Bisects(self) if within is None else within.bisects  # bisect id -> BisectState
+        if within is not None:
+            self.memo = within.memo
 
     # -- what is read -----------------------------------------------------
     @property

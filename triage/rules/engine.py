@@ -40,7 +40,7 @@ from triage.rules.evidence import (
 from triage.rules.facts import facts
 from triage.rules.keys import InvalidRuns, Keys, keys_text
 from triage.rules.memo import CONFOUNDS, EVIDENCE, Memo, fingerprint
-from triage.rules.readings import Readings, reading
+from triage.rules.readings import Readings, reading, subject_table
 from triage.rules.records import (
     BisectState,
     Confound,
@@ -158,7 +158,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         if s == "conflicting" and h not in exclusive_conflicting:
             warnings.append(Warning_("conflict", f"`{h}` has evidence both ways; check the runs behind it"))
     for name, (m, label) in ctx.refs.items():
-        if m is None:
+        if m is None and not ctx.spec.subject:  # with subjects: resolved per subject
             warnings.append(Warning_("reference", f"reference `{name}` has no value yet: {label}"))
     warnings += confound_warnings(confounds, ctx)
     warnings += [Warning_("repeats", w) for _, w in sorted((x for f in per_config for x in f.repeats), key=_first)]
@@ -180,7 +180,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
     invalid = InvalidRuns([f.invalid for f in per_config])
     return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
-                      states, confounds, next_level, invalid)
+                      states, confounds, next_level, invalid, subject_table(ctx, inv.bisects))
 
 
 def _context(inv: Investigation, memo: Optional[Memo]) -> Context:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Optional
 
-from triage.rules.conditions import evaluate_condition, statuses
+from triage.rules.conditions import statuses
 from triage.rules.context import Context
 from triage.rules.records import (
     EvidenceItem,
@@ -20,6 +20,7 @@ from triage.rules.schema import (
     Selector,
 )
 from triage.rules.stats import fmt
+from triage.rules.subjects import evaluate as evaluate_condition
 from triage.rules.summary import group as group_runs
 from triage.rules.words import Phrase, clause, phrase
 

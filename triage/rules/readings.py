@@ -8,9 +8,12 @@ from triage.rules import stats
 from triage.rules.context import Context
 from triage.rules.records import (
     RunRec,
+    SubjectTable,
     Warning_,
 )
+from triage.rules.schema import BisectSpec
 from triage.rules.stats import Outcome, fmt
+from triage.rules.subjects import subject_context, subject_of
 
 # --------------------------------------------------------------------------
 # Readings, suggestions, the whole evaluation
@@ -21,11 +24,18 @@ def reading(run: RunRec, ctx: Context) -> str:
     why = ctx.invalid_reason(run, brief=True)
     if why is not None:
         return why
+    if ctx.spec.subject is not None and subject_of(run, ctx.spec.subject) is not None:
+        ctx = subject_context(ctx, subject_of(run, ctx.spec.subject) or "")  # its own references and gate
     metric = ctx.spec.metric
     if not ctx.has_metric(run, metric):
         return "probe" if run.metrics else "no " + metric
     m = ctx.measure([run], metric)
     assert m is not None
+    return ", ".join(_said(m, ctx))
+
+
+def _said(m: stats.Measure, ctx: Context) -> list[str]:
+    """What a measure of the primary metric says against good, bad and the gate."""
     bits = []
     exact = []
     for name in ("bad", "good"):
@@ -43,7 +53,60 @@ def reading(run: RunRec, ctx: Context) -> str:
     if ctx.spec.gate is not None:
         passes = m.value >= ctx.spec.gate if ctx.spec.direction == "higher" else m.value <= ctx.spec.gate
         bits.append("passes gate" if passes else "fails gate")
-    return ", ".join(bits)
+    return bits
+
+
+def subject_table(ctx: Context, bisects: Sequence[BisectSpec]) -> Optional[SubjectTable]:
+    """With subjects: each subject's valid runs per config (a bisect's points apart), each cell its
+    pooled value and what it says in that subject's own terms."""
+    key = ctx.spec.subject
+    if key is None:
+        return None
+    metric = ctx.spec.metric
+    cells: dict[tuple[str, str], list[RunRec]] = {}
+    columns: dict[tuple[str, int, int], str] = {}  # (config, bisect, point) -> label, in the order met
+    firsts: dict[str, int] = {}
+    for r in ctx.runs:
+        subject = subject_of(r, key)
+        if subject is None or not ctx.valid(r) or not ctx.has_metric(r, metric):
+            continue
+        place = _point_of(r, bisects)
+        order = firsts.setdefault(r.config, len(firsts))
+        label = ctx.short(r.config) + (f" @ {place[2]}" if place else "")
+        columns.setdefault((order, *(place[:2] if place else (-1, -1))), label)
+        cells.setdefault((subject, label), []).append(r)
+    labels = [label for _, label in sorted(columns.items())]
+    subjects = dict.fromkeys([*ctx.spec.subjects, *(s for s, _ in cells)])
+    rows = []
+    for subject in subjects:
+        sub = subject_context(ctx, subject)
+        row = []
+        for label in labels:
+            m = sub.measure(cells[subject, label], metric) if (subject, label) in cells else None
+            said = [] if m is None else [_GATE.get(bit, bit) for bit in _said(m, sub)]
+            row.append("" if m is None else " ".join([fmt(m.value), *said]))
+        rows.append((subject, tuple(row)))
+    return SubjectTable(key, tuple(labels), tuple(rows))
+
+
+_GATE = {"passes gate": "✓ gate", "fails gate": "✗ gate"}
+
+
+def _point_of(run: RunRec, bisects: Sequence[BisectSpec]) -> Optional[tuple[int, int, str]]:
+    """(the bisect, the point, its label) a run was recorded at, if any."""
+    for i, b in enumerate(bisects):
+        configs = None if b.config is None else [b.config] if isinstance(b.config, str) else b.config
+        if configs is not None and run.config not in configs:
+            continue
+        axis = [b.axis] if isinstance(b.axis, str) else list(b.axis)
+        got = tuple(run.provenance.get(k) for k in axis)
+        if None in got:
+            continue
+        values = [(p,) if isinstance(p, str) else tuple(p) for p in b.points]
+        at = tuple(str(x) for x in got)
+        if at in values:
+            return i, values.index(at), b.point_labels()[values.index(at)]
+    return None
 
 
 

@@ -211,6 +211,15 @@ class Investigation:
     source: Optional["RunSource"] = None
 
 
+@dataclass(frozen=True)
+class SubjectTable:
+    """Each subject's reading per config (a bisect point apart): value and ≈ good / ≈ bad / gate."""
+
+    key: str  # the provenance key that names a subject
+    columns: tuple[str, ...]  # "config" or "config @ point"
+    rows: tuple[tuple[str, tuple[str, ...]], ...]  # (subject, a cell per column: "" when not measured)
+
+
 @dataclass
 class Evaluation:
     evidence: list[EvidenceItem]
@@ -226,6 +235,7 @@ class Evaluation:
     # open children of a confirmed parent: the next level to decide
     next_level: dict[str, list[str]] = field(default_factory=dict)
     invalid: Mapping[str, str] = field(default_factory=dict)  # run key -> why it decides nothing (in the order recorded)
+    subjects: Optional[SubjectTable] = None  # with an investigation's `subject:`, each subject's readings
 
 
 

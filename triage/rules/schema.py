@@ -74,6 +74,16 @@ Scalar = Union[str, int, float, bool]
 Bound = Union[float, str]  # a number, "gate", or a reference name
 
 
+class AtLeastSubjects(Strict):
+    """At least N subjects must hold (and it is false once fewer than N can)."""
+
+    at_least: int = Field(ge=1, le=MAX_INT)
+
+
+# How per-subject values combine: every subject, any subject, or at least N of them.
+Combine = Union[Literal["all", "any"], AtLeastSubjects]
+
+
 class Selector(Strict):
     """Which runs a comparison looks at."""
 
@@ -127,6 +137,9 @@ class Condition(Selector):
     all: Optional[list["Condition"]] = None
     any: Optional[list["Condition"]] = None
     not_: Optional["Condition"] = Field(default=None, alias="not")
+    # With an investigation's `subject:`, how this condition's per-subject values combine
+    # (default: the investigation's `combine`); only on the outermost condition.
+    subjects: Optional[Combine] = None
 
     @field_validator("status")
     @classmethod
@@ -274,6 +287,28 @@ class MetricSpec(Strict):
         return _amount(v, "noise")
 
 
+class SubjectSpec(Strict):
+    """One subject's own settings (a model, a benchmark, a test): each unset one is the investigation's."""
+
+    gate: Optional[float] = None
+    references: dict[str, Reference] = {}
+    metrics: dict[str, MetricSpec] = {}
+
+    @field_validator("references")
+    @classmethod
+    def _ref_names(cls, v: dict) -> dict:
+        return _reference_names(v)
+
+
+def _reference_names(v: dict) -> dict:
+    for name in v:
+        if not re.match(ID_RE, name):
+            raise ValueError(f"bad reference name {name!r}")
+        if name == "gate":
+            raise ValueError("'gate' is reserved for the investigation's gate")
+    return v
+
+
 class InvestigationSpec(Strict):
     id: str = Field(pattern=ID_RE)
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -298,6 +333,11 @@ class InvestigationSpec(Strict):
     match: Optional[MatchSpec] = None  # the workflow runs that feed it, for `triage serve`
     # The outcomes that are the failure under study (bad results); other non-passing ones are no result.
     failure: list[str] = Field(default=list(DEFAULT_FAILURE), min_length=1)
+    # Several subjects in one investigation: the provenance key that names a run's subject
+    # (a model, a benchmark, a test), each subject's own settings, and how their values combine.
+    subject: Optional[str] = Field(default=None, min_length=1)
+    subjects: dict[str, SubjectSpec] = {}
+    combine: Combine = "all"
 
     @field_validator("failure")
     @classmethod
@@ -315,12 +355,13 @@ class InvestigationSpec(Strict):
     @field_validator("references")
     @classmethod
     def _ref_names(cls, v: dict) -> dict:
-        for name in v:
-            if not re.match(ID_RE, name):
-                raise ValueError(f"bad reference name {name!r}")
-            if name == "gate":
-                raise ValueError("'gate' is reserved for the investigation's gate")
-        return v
+        return _reference_names(v)
+
+    @model_validator(mode="after")
+    def _subjects(self) -> "InvestigationSpec":
+        if self.subject is None and (self.subjects or self.combine != "all"):
+            raise ValueError("subjects and combine need subject: KEY (the provenance key that names a subject)")
+        return self
 
 
 class Override(Strict):
@@ -524,4 +565,9 @@ class RuleFile(Strict):
             for key in ("hypotheses", "recipes", "rules", "evidence", "bisects", "exclusive"):
                 if getattr(self, key):
                     raise ValueError(f"{key} need an investigation in the same file")
+        elif self.investigation.subject is None:
+            conds = [r.when for r in self.rules] + [b.good_when for b in self.bisects] + [
+                p.when if isinstance(p, PredictionSpec) else p for r in self.recipes for p in r.predicts.values()]
+            if any(isinstance(c, Condition) and c.subjects is not None for c in conds):
+                raise ValueError("a condition's subjects: needs the investigation's subject: KEY")
         return self
