@@ -353,7 +353,7 @@ def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Opti
                   because: Optional[str]) -> None:
     from triage.kb import store
 
-    url, _ = _open()
+    url, _ = _open(create=True)
     _ready_to_evaluate()
     with store.session(url) as s:
         inv, hits = _find_run(s, pr, repo, run, config)
@@ -440,7 +440,7 @@ def runs_delete(
 
     if not because.strip():
         raise InputError("--because must say why")
-    url, _ = _open()
+    url, _ = _open(create=True)
     _ready_to_evaluate()
     with store.session(url) as s:
         inv, hits = _find_run(s, pr, repo, run, config)

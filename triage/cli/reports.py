@@ -180,7 +180,7 @@ def _record_by_hand(pr: int, repo: Optional[str], because: str, said: str, add: 
 
     if not because.strip():
         raise InputError("--because must say why")
-    url, _ = _open()
+    url, _ = _open(create=True)  # recording by hand is recording: a new investigation may start here
     _ready_to_evaluate()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
