@@ -29,7 +29,7 @@ def test_sizes_first_screen_and_whole(cli, seeded):
     body = comment(cli)
     screen = first_screen(body)
     assert len(screen) < 2_500
-    assert len(body) < 20_000
+    assert len(body) < 20_500
     # above the fold: the verdict, the bisect answers, the next experiments and their command; nothing else
     headings = re.findall(r"^### (.+)$", screen, re.M)
     assert headings == ["Verdict so far", "Suggested next"]

@@ -88,3 +88,108 @@ def test_yaml_syntax_errors_come_with_a_plain_hint(cli, tmp_path, text, line, hi
     assert r.code == 2
     assert f"bad.yaml:{line}:" in r.err and hint in r.err, r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- the comment
+
+
+def _screen(cli) -> str:
+    from triage.render.digest import first_screen
+
+    r = cli("report", "--pr", "30433")
+    assert r.code == 0, r.err
+    return first_screen(r.out)
+
+
+def _line(screen: str, start: str) -> str:
+    return next(x for x in screen.splitlines() if x.startswith(start))
+
+
+def test_next_level_is_named_under_its_own_parent_only(cli, seeded):
+    r = cli("add-run", "--pr", "30433", "--run-id", "28907609511", "--config", "kimik26-fp8-1k1k-1p1d-aiterdecode",
+            "--metric", "gsm8k=0.943/1319", "--status", "failed")
+    assert r.code == 0, r.err
+    screen = _screen(cli)
+    backend = _line(screen, "- ✅ **Confirmed:** The decode attention backend")
+    image = _line(screen, "- ✅ **Confirmed:** The docker image")
+    assert "next level" not in backend, backend
+    assert image.endswith("next level: `image-aiter`, `image-rocm`, `image-sgl-kernel`"), image
+
+
+def test_open_says_what_the_next_level_is(cli, seeded):
+    line = _line(_screen(cli), "- ⬜ **Open (5):**")
+    assert line.endswith("; and the 3 of the next level under The docker image (aiter / ROCm / sgl-kernel)"), line
+
+
+def _p99(cli, revert_value: str, revert_status: str) -> str:
+    _scaffold(cli)
+    for run, config, value, status in (("1", "p99-nightly", "171.2", "failed"),
+                                       ("2", "p99-nightly-revert", revert_value, revert_status)):
+        r = cli("add-run", "--pr", "1234", "--run-id", run, "--config", config, "--metric", f"p99_ms={value}",
+                "--status", status)
+        assert r.code == 0, r.err
+    r = cli("report", "--pr", "1234")
+    assert r.code == 0, r.err
+    return r.out
+
+
+def test_few_ruled_out_are_named(cli):
+    body = _p99(cli, "172", "failed")
+    assert "- ❌ **Ruled out:** 1 of 1: The suspected change" in body, body[:1500]
+
+
+def test_a_finished_investigation_says_so(cli):
+    body = _p99(cli, "140", "passed")
+    assert "✅ **Confirmed:** The suspected change" in body, body[:1500]
+    assert "### Suggested next\n\nNothing left to run: the verdict holds on 2 runs." in body, body[:1500]
+
+
+def test_the_run_command_is_one_option_a_line(cli, seeded):
+    screen = _screen(cli)
+    block = screen[screen.index("```\ngh workflow run"):].split("```")[1]
+    lines = block.strip("\n").splitlines()
+    assert lines[0] == 'gh workflow run "Nightly Test (AMD MI355X 2N 1P1D Disagg)" \\'
+    assert lines[1] == "    --ref amd/kimik26-disagg-decode-repro \\"
+    assert lines[2].startswith("    -f configs=kimik26-fp8-1k1k-1p1d-kvlatent,") and len(lines) == 3
+    r = cli("report", "--pr", "30433", "--format", "json")
+    assert '"command": "gh workflow run \\"Nightly Test' in r.out  # the JSON keeps it on one line
+
+
+def test_wrapping_keeps_quoted_words_whole():
+    from triage.render.commands import wrap, words
+
+    assert words("""a "b c" 'd e' f\\ g""") == ['a', '"b c"', "'d e'", "f\\ g"]
+    assert wrap("short -x 1") == "short -x 1"
+    assert wrap("cmd " + "y" * 80 + " --flag 'v w' -q") == "cmd " + "y" * 80 + " \\\n    --flag 'v w' \\\n    -q"
+
+
+# ---------------------------------------------------------------- init without a gate
+
+
+def test_init_needs_no_gate_and_its_report_says_there_is_none(cli, tmp_path):
+    r = cli("init", "--id", "walltime", "--repo", "acme/ci", "--pr", "7", "--metric", "wall_s", "--direction", "lower")
+    assert r.code == 0, r.err
+    text = (tmp_path / "rules" / "walltime.yaml").read_text()
+    assert "\n  gate:" not in text and "better_than: bad" in text
+    r = cli("check")
+    assert r.code == 0, r.err
+    r = cli("test")
+    assert r.code == 0 and "2 passed, 0 failed" in r.out, r.out
+    for run, config, value in (("1", "walltime-nightly", "1560"), ("2", "walltime-nightly-revert", "1470")):
+        r = cli("add-run", "--pr", "7", "--run-id", run, "--config", config, "--metric", f"wall_s={value}",
+                "--status", "failed")
+        assert r.code == 0, r.err
+    r = cli("report", "--pr", "7")
+    assert r.code == 0, r.err
+    assert "no gate" in r.out.split("###")[0] and "gate:" not in r.out, r.out[:600]
+    assert "✅ **Confirmed:** The suspected change" in r.out
+    r = cli("report", "--pr", "7", "--format", "text")
+    assert "no gate" in r.out.splitlines()[1], r.out[:300]
+
+
+def test_init_with_a_gate_confirms_a_revert_that_passes_it(cli, tmp_path):
+    _scaffold(cli)
+    text = (tmp_path / "rules" / "p99.yaml").read_text()
+    assert "{when: {passes: gate}, confirms: true}" in text
+    r = cli("test")
+    assert r.code == 0 and "2 passed, 0 failed" in r.out, r.out

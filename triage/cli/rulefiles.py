@@ -24,7 +24,7 @@ def init(
     repo: Annotated[str, typer.Option("--repo", help="OWNER/NAME of the repository.")],
     pr: Annotated[int, typer.Option("--pr", help="The PR (or issue) that tracks the regression.", min=1)],
     metric: Annotated[str, typer.Option("--metric", help="The primary metric (gsm8k, p99_ms, wall_s…).")],
-    gate: Annotated[float, typer.Option("--gate", help="The gate the metric must pass.")],
+    gate: Annotated[Optional[float], typer.Option("--gate", help="The value the metric must pass, if there is one [default: none: a revert is compared with the bad runs].")] = None,
     direction: Annotated[str, typer.Option("--direction", help="Which way is better: higher or lower.")] = "higher",
     tolerance: Annotated[Optional[str], typer.Option("--tolerance", help="The difference that is noise: 0.01 or 2%.")] = None,
     title: Annotated[Optional[str], typer.Option("--title", help="A one-line title [default: METRIC regression on REPO#PR].")] = None,
@@ -41,7 +41,8 @@ def init(
       triage test
 
     Writes rules/ID.yaml (the first --rules directory, else ./rules) with one
-    hypothesis and one recipe, plus commented examples of a rule, a bisect, a
+    hypothesis and one recipe (a revert: recovering, past the gate or without
+    one better than the bad runs, confirms it), plus commented examples of a rule, a bisect, a
     signature and an extractor; and rules/tests/ID.test.yaml with two cases.
     """
     from triage.rules import scaffold
