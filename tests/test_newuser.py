@@ -193,3 +193,47 @@ def test_init_with_a_gate_confirms_a_revert_that_passes_it(cli, tmp_path):
     assert "{when: {passes: gate}, confirms: true}" in text
     r = cli("test")
     assert r.code == 0 and "2 passed, 0 failed" in r.out, r.out
+
+
+# ---------------------------------------------------------------- a bisect's decides:
+
+DECIDES = """\
+schema_version: 1
+investigation: {id: img, repo: acme/server, pr: 55, title: image regression, metric: score, gate: 0.9}
+hypotheses:
+  - {id: image-regression, title: The image}
+  - {id: other, title: Something else}
+bisects:
+  - id: image
+    axis: image
+    points: [i1, i2, i3]
+    good_when: {at_least: gate}
+    decides: {first_bad_found: {image-regression: confirmed, other: ruled_out}}
+"""
+
+
+def test_a_finished_bisect_sets_the_status_it_decides(cli, tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "img.yaml").write_text(DECIDES)
+    r = cli("check")
+    assert r.code == 0, r.err
+    assert "bisect image: its first bad point, once found, decides image-regression confirmed, other ruled out" \
+        in r.out, r.out
+
+    def add(run: str, image: str, value: str) -> str:
+        r = cli("add-run", "--pr", "55", "--run-id", run, "--config", "nightly", "--metric", f"score={value}",
+                "--status", "passed" if float(value) >= 0.9 else "failed", "--set", f"image={image}")
+        assert r.code == 0, r.err
+        return r.out
+
+    add("1", "i1", "0.95")
+    add("2", "i3", "0.80")
+    r = cli("hypotheses", "--pr", "55", "--format", "json")
+    assert all(h["status"] == "open" for h in __import__("json").loads(r.out)), r.out  # not found yet
+    out = add("3", "i2", "0.96")
+    assert "image-regression: open → confirmed" in out and "other: open → ruled_out" in out, out
+    import json
+
+    hyps = {h["id"]: h for h in json.loads(cli("hypotheses", "--pr", "55", "--format", "json").out)}
+    assert hyps["image-regression"]["status"] == "confirmed"
+    assert any("first bad i3" in x and "last good i2" in x for x in hyps["image-regression"]["reasons"]), hyps

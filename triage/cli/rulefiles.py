@@ -73,6 +73,7 @@ def check(
     With --format json the problems are printed as JSON on stdout too.
     """
     from triage.errors import RuleFileError
+    from triage.rules.decides import describe
     from triage.rules.loader import direction_warnings, load_rules
 
     _check_format(format, "text", "json")
@@ -101,7 +102,8 @@ def check(
         counts = {key: len(getattr(spec, key)) for key in keys if getattr(spec, key)}
         inv = spec.investigation
         files.append({"path": f.path, "investigation": inv.id if inv else None,
-                      "repo": inv.repo if inv else None, "pr": inv.pr if inv else None, "counts": counts})
+                      "repo": inv.repo if inv else None, "pr": inv.pr if inv else None, "counts": counts,
+                      "decides": [said for said in map(describe, spec.bisects) if said]})
     if format == "json":
         _json_out({"ok": True, "files": files, "problems": [], "warnings": [str(w) for w in sorted(warnings)]})
         return
@@ -109,6 +111,8 @@ def check(
         what = ([f"investigation {f['investigation']}"] if f["investigation"] else [])
         what += [f"{n} {key}" for key, n in f["counts"].items()]
         typer.echo(f"{f['path']}: ok ({', '.join(what) or 'empty'})")
+        for said in f["decides"]:
+            typer.echo(f"  {said}")
 
 
 @app.command("test")

@@ -28,6 +28,7 @@ from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
 from triage.rules.confounds import base_run, confound_warnings, confounds_of
 from triage.rules.context import Context, num
+from triage.rules.decides import bisect_evidence
 from triage.rules.discriminate import exclusive_conflicts, undistinguished
 from triage.rules.evidence import (
     _flagged,
@@ -89,6 +90,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         by = f" ({ev.author})" if ev.author else ""
         items.append(EvidenceItem(ev.hypothesis, "manual", ev.verdict, ev.because + by, tuple(ev.runs), ("manual",),
                                   summary=ev.because + by))
+    items += bisect_evidence(inv.bisects, bisects)  # a finished bisect decides what its `decides:` names
     # A rule that decided something supersedes the rules it names.
     decided = {e.rule for e in items if e.verdict != "inconclusive"}
     superseded: set[str] = set()
