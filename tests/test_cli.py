@@ -186,8 +186,12 @@ def test_import_is_all_or_nothing_and_names_the_bad_line(cli, rules_dir, tmp_pat
     r = cli("import", str(path))
     assert r.code == 2
     assert "bad.jsonl:6: --status 'fine'" in r.err
+    assert not (tmp_path / "kb.sqlite").exists()  # a failed command creates nothing (#29)
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
+    r = cli("import", str(path))
+    assert r.code == 2
     count = sqlite3.connect(tmp_path / "kb.sqlite").execute("select count(*) from run").fetchone()[0]
-    assert count == 0
+    assert count == len(lines)  # and an existing knowledge base is as it was
 
 
 def test_export_import_round_trip(cli, seeded, tmp_path: Path):
