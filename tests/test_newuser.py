@@ -237,3 +237,21 @@ def test_a_finished_bisect_sets_the_status_it_decides(cli, tmp_path):
     hyps = {h["id"]: h for h in json.loads(cli("hypotheses", "--pr", "55", "--format", "json").out)}
     assert hyps["image-regression"]["status"] == "confirmed"
     assert any("first bad i3" in x and "last good i2" in x for x in hyps["image-regression"]["reasons"]), hyps
+
+
+# ---------------------------------------------------------------- hypotheses at common widths
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 132, 200])
+def test_hypotheses_read_at_every_common_width(cli, seeded, monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    r = cli("hypotheses", "--pr", "30433")
+    assert r.code == 0, r.err
+    lines = r.out.rstrip("\n").splitlines()
+    assert max(len(x) for x in lines) <= width
+    header = next(x for x in lines if x.startswith("┃"))
+    cells = [c for c in header.split("┃")[1:-1]]
+    assert [c.strip() for c in cells][-1] == "evidence" and len(cells[-1]) >= 30, header
+    assert ("title" in header) == (width >= 160)
+    assert len(lines) <= 5 + 3 * 19, len(lines)  # at most three lines a hypothesis
+    assert "│ image-regression" in r.out and "(+3 more)" in r.out

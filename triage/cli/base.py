@@ -347,10 +347,6 @@ def _console(wide: bool = False) -> Any:
     return Console(highlight=False, markup=False, emoji=False, width=200 if wide else None)
 
 
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 #: PR numbers are 32-bit integers in the knowledge base (PostgreSQL's integer).
 
 
