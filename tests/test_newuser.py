@@ -3,6 +3,8 @@ every command that writes creates the knowledge base, errors say what to do."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import EXAMPLE_RUNS
@@ -255,3 +257,36 @@ def test_hypotheses_read_at_every_common_width(cli, seeded, monkeypatch, width):
     assert ("title" in header) == (width >= 160)
     assert len(lines) <= 5 + 3 * 19, len(lines)  # at most three lines a hypothesis
     assert "│ image-regression" in r.out and "(+3 more)" in r.out
+
+
+# ---------------------------------------------------------------- config typos
+
+TYPO = """\
+schema_version: 1
+investigation: {id: img, repo: acme/server, pr: 55, title: image regression, metric: score, gate: 0.9}
+hypotheses:
+  - {id: image-regression, title: The image}
+bisects:
+  - id: image
+    axis: image
+    config: nigthly
+    points: [i1, i2, i3]
+    good_when: {at_least: gate}
+"""
+
+
+def test_a_misspelt_bisect_config_is_warned_about_once_runs_exist(cli, tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "img.yaml").write_text(TYPO)
+    r = cli("check")
+    assert r.code == 0 and "warning" not in r.err, r.err  # no runs yet: nothing to compare with
+    r = cli("add-run", "--pr", "55", "--run-id", "1", "--config", "nightly", "--metric", "score=0.95",
+            "--status", "passed", "--set", "image=i1")
+    assert r.code == 0, r.err
+    r = cli("check")
+    assert r.code == 0, r.err
+    assert "bisect `image` names config `nigthly`, which no run records; did you mean `nightly`?" in r.err, r.err
+    assert "runs under config `nightly`, which nothing in the rule file names; did you mean `nigthly`?" in r.err
+    r = cli("report", "--pr", "55", "--format", "json")
+    assert {"kind": "config", "message": "bisect `image` names config `nigthly`, which no run records; "
+            "did you mean `nightly`?"} in json.loads(r.out)["warnings"], r.out

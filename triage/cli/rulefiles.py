@@ -14,6 +14,7 @@ from triage.cli.base import (
     _json_out,
     _rule_paths,
     app,
+    state,
 )
 from triage.errors import InputError
 
@@ -73,6 +74,8 @@ def check(
     With --format json the problems are printed as JSON on stdout too.
     """
     from triage.errors import RuleFileError
+    from triage.kb import configruns, store
+    from triage.rules.configcheck import config_problems
     from triage.rules.decides import describe
     from triage.rules.loader import direction_warnings, load_rules
 
@@ -94,8 +97,10 @@ def check(
             _err(str(w))
     keys = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors")
     files = []
+    recorded = configruns.recorded_configs(
+        store.resolve_url(state.db), [f.spec.investigation.id for f in ruleset.files if f.spec.investigation])
     for f in ruleset.files:
-        for w in direction_warnings(f):
+        for w in direction_warnings(f) + config_problems(f, recorded):
             _err(str(w))
             warnings.append(w)
         spec = f.spec

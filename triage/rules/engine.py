@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
+from triage.rules.configcheck import for_specs as config_warnings
 from triage.rules.confounds import base_run, confound_warnings, confounds_of
 from triage.rules.context import Context, num
 from triage.rules.decides import bisect_evidence
@@ -170,6 +171,10 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
     warnings += undistinguished(inv, statuses)
+    in_use = [f.config for f in per_config if len(f.invalid) < len(f.keys)
+              or any(not why.startswith("excluded") for _, _, why in f.invalid)]
+    warnings += [Warning_("config", w) for w in  # a config named but never recorded, or the reverse: a typo
+                 config_warnings(inv.spec, inv.recipes, inv.rules, inv.bisects, ctx.source.configs(), in_use)]
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
     confound_keys: dict[str, list[str]] = {}
