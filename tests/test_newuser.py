@@ -290,3 +290,72 @@ def test_a_misspelt_bisect_config_is_warned_about_once_runs_exist(cli, tmp_path)
     r = cli("report", "--pr", "55", "--format", "json")
     assert {"kind": "config", "message": "bisect `image` names config `nigthly`, which no run records; "
             "did you mean `nightly`?"} in json.loads(r.out)["warnings"], r.out
+
+
+# ---------------------------------------------------------------- the README's promises
+
+README = (__import__("pathlib").Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def _input_forms() -> list[list[str]]:
+    """The rows of the README's table of a metric's value in every input: each cell's `code` spans."""
+    import re
+
+    table = README.split("**A metric's value, in every input.**", 1)[1].split("\n\n")[1]
+    rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
+    return [[re.findall(r"`([^`]+)`", cell) for cell in row.strip("|").split(" | ")] for row in rows]
+
+
+def test_every_input_form_in_the_table_records_the_same_value(cli, tmp_path):
+    forms = _input_forms()
+    assert len(forms) == 4
+    _scaffold(cli)
+    for i, (_, (flag,), (jsonl, *_), csv_cells) in enumerate(forms[:3]):
+        name = flag.partition("=")[0]
+        r = cli("add-run", "--pr", "1234", "--run-id", f"flag{i}", "--config", "p99-nightly", "--metric", flag,
+                "--status", "failed")
+        assert r.code == 0, r.err
+        record = {"investigation": "p99", "run_id": f"jsonl{i}", "config": "p99-nightly", "status": "failed",
+                  "metrics": json.loads(jsonl)}
+        (tmp_path / "one.jsonl").write_text(json.dumps(record) + "\n")
+        assert cli("import", "one.jsonl").code == 0
+        runs = {x["run_id"]: x["metrics"].get(name) for x in json.loads(cli("runs", "list", "--pr", "1234",
+                                                                            "--format", "json").out)}
+        assert runs[f"flag{i}"] is not None
+        assert runs[f"flag{i}"] == runs[f"jsonl{i}"], (flag, jsonl, runs)
+        import csv
+        import io
+
+        rows = {row["run_id"]: row for row in csv.DictReader(io.StringIO(cli("export", "--pr", "1234", "--format",
+                                                                                "csv").out))}
+        cells = dict(zip(csv_cells[::2], csv_cells[1::2]))
+        assert {k: rows[f"flag{i}"][k] for k in cells} == cells, (flag, rows[f"flag{i}"])
+    # the repeats row: three runs ID-r1..r3 from one flag
+    (_, (flag,), _, _) = forms[3]
+    assert cli("add-run", "--pr", "1234", "--run-id", "rep", "--config", "p99-nightly", "--metric", flag,
+               "--status", "failed").code == 0
+    ids = {x["run_id"] for x in json.loads(cli("runs", "list", "--pr", "1234", "--format", "json").out)}
+    assert {"rep-r1", "rep-r2", "rep-r3"} <= ids
+
+
+def test_the_readme_names_every_manual_verdict_the_cli_takes(cli):
+    import re
+
+    from triage.rules.schema import THEN_ALIASES
+
+    said = README.split("**Manual evidence**", 1)[1].split("\n\n")[0]
+    words = set(re.findall(r"`([a-z_]+)`", said))
+    assert words == set(THEN_ALIASES), words
+    _scaffold(cli)
+    for word in sorted(words):
+        r = cli("evidence", "add", "--pr", "1234", "--hypothesis", "suspect-change", "--verdict", word,
+                "--because", f"a reading that {word}")
+        assert r.code == 0, (word, r.err)
+
+
+def test_the_readme_says_how_long_the_suite_takes_and_how_to_run_one_file():
+    import re
+
+    top = README.split("## A worked example", 1)[0]
+    assert re.search(r"make test .*~\d+ min", top), top[:400]
+    assert ".venv/bin/python -m pytest -q tests/test_cli.py" in top

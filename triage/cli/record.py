@@ -40,7 +40,7 @@ def add_run(
     pr: PR_OPT,
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="The CI run id (required unless --from-github).")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The config (leg) name; run id + config is the identity.")] = None,
-    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N] (N: the sample count), repeatable; NAME=V1,V2,V3 records repeats of the config.")] = None,
+    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE (a number) or NAME=VALUE/N (a proportion of N samples; fail_rate=K/N: K failures of N tries), repeatable; NAME=V1,V2,V3 records repeats of the config. See the README's table of every input form.")] = None,
     status: Annotated[Optional[str], typer.Option("--status", help="passed, failed, crashed, cancelled or error (required for a new run).")] = None,
     set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
     log: Annotated[Optional[str], typer.Option("--log", help="A log file (plain or gzip, - for stdin): extract metrics and match known failures.")] = None,
@@ -217,9 +217,12 @@ def import_(
       triage import examples/kimik26-disagg.runs.jsonl
       triage import runs.csv --pr 30433
 
-    JSON Lines: one JSON object a line (what `triage export` writes). CSV: a
-    header, then one run a row, with metric.NAME, metric.NAME/n and prov.KEY
-    columns (see the README). A record replaces the run with the same run
+    JSON Lines: one JSON object a line (what `triage export` writes); a metric
+    is {"NAME": {"value": V}} (a number) or {"NAME": {"value": V, "n": N}} (a
+    proportion of N samples; fail_rate: the proportion K/N of N tries failed),
+    as add-run's NAME=VALUE and NAME=VALUE/N say. CSV: a header, then one run
+    a row, with metric.NAME, metric.NAME/n and prov.KEY columns (see the
+    README's table of every input form). A record replaces the run with the same run
     id and config, unless the stored run is newer (its updated_at is later
     than the record's): that record is skipped and counted as older, and
     --overwrite replaces it anyway. A bad record names its line and nothing
