@@ -171,10 +171,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
     warnings += undistinguished(inv, statuses)
-    in_use = [f.config for f in per_config if len(f.invalid) < len(f.keys)
-              or any(not why.startswith("excluded") for _, _, why in f.invalid)]
-    warnings += [Warning_("config", w) for w in  # a config named but never recorded, or the reverse: a typo
-                 config_warnings(inv.spec, inv.recipes, inv.rules, inv.bisects, ctx.source.configs(), in_use)]
+    warnings += _config_warnings(inv, ctx, per_config)
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
     confound_keys: dict[str, list[str]] = {}
@@ -187,6 +184,14 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     invalid = InvalidRuns([f.invalid for f in per_config])
     return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
                       states, confounds, next_level, invalid)
+
+
+def _config_warnings(inv: Investigation, ctx: Context, per_config: list) -> list[Warning_]:
+    """A config named but never recorded, or recorded (not only excluded) but never named: a typo."""
+    in_use = [f.config for f in per_config if len(f.invalid) < len(f.keys)
+              or any(not why.startswith("excluded") for _, _, why in f.invalid)]
+    return [Warning_("config", w) for w in
+            config_warnings(inv.spec, inv.recipes, inv.rules, inv.bisects, ctx.source.configs(), in_use)]
 
 
 def _context(inv: Investigation, memo: Optional[Memo]) -> Context:
