@@ -144,6 +144,8 @@ def test_a_finished_investigation_says_so(cli):
     body = _p99(cli, "140", "passed")
     assert "✅ **Confirmed:** The suspected change" in body, body[:1500]
     assert "### Suggested next\n\nNothing left to run: the verdict holds on 2 runs." in body, body[:1500]
+    r = cli("report", "--pr", "1234", "--format", "text")
+    assert "Nothing left to run: the verdict holds on 2 runs." in r.out, r.out
 
 
 def test_the_run_command_is_one_option_a_line(cli, seeded):

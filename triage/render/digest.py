@@ -57,7 +57,15 @@ def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: 
                         "open": sum(1 for h in open_ if h["id"] in x["children"])} for x in next_level],
         "runs": runs,
         "finished": finished,
+        "finished_line": finished_line(bool(titles("confirmed")), runs) if finished else "",
     }
+
+
+def finished_line(confirmed: bool, runs: int) -> str:
+    """What the report says when nothing is left to run (``confirmed``: a verdict holds)."""
+    if not confirmed:
+        return "Nothing left to run."
+    return f"Nothing left to run: the verdict holds on {runs} run{'s' if runs != 1 else ''}."
 
 
 def group_trees(hypotheses: list, folded: set[str]) -> dict[str, str]:

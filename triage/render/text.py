@@ -95,6 +95,10 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
         for line in _untested_lines(model):
             con.print(f"  {line}")
         con.print()
+    elif model["headline"]["finished"]:
+        heading("Suggested next")
+        con.print(f"  {model['headline']['finished_line']}")
+        con.print()
     if model["similar"]:
         heading("Seen elsewhere")
         for x in model["similar"]:
