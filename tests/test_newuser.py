@@ -361,3 +361,14 @@ def test_the_readme_says_how_long_the_suite_takes_and_how_to_run_one_file():
     top = README.split("## A worked example", 1)[0]
     assert re.search(r"make test .*~\d+ min", top), top[:400]
     assert ".venv/bin/python -m pytest -q tests/test_cli.py" in top
+
+
+def test_many_unnamed_configs_are_one_warning():
+    from triage.rules.configcheck import config_warnings
+
+    spec = {"id": "x", "metric": "m", "base": "base"}
+    recorded = ["base"] + [f"extra{i}" for i in range(8)]
+    out = config_warnings(spec, [], [], [], recorded)
+    assert out == ["runs under 8 configs that nothing in the rule file names: `extra0`, `extra1`, `extra2`, "
+                   "`extra3`, `extra4` (+3 more)"]
+    assert config_warnings(spec, [], [], [], []) == []  # before the first run: nothing

@@ -16,6 +16,9 @@ from triage.errors import Problem
 from triage.rules.names import closest, known_names
 
 
+SAID_EACH = 5  # up to this many unnamed configs get a warning (and a closest name) each
+
+
 def _expected(spec: dict, recipes: Iterable[dict], bisects: Iterable[dict]) -> list[tuple[str, str]]:
     """(who names it, config) for every config that runs should be recorded under."""
     out: list[tuple[str, str]] = []
@@ -54,9 +57,14 @@ def config_warnings(spec: dict, recipes: list[dict], rules: list[dict], bisects:
     for who, config in _expected(spec, recipes, bisects):
         if config not in recorded:
             out.append(f"{who} `{config}`, which no run records{_hint(config, set(recorded) - named)}")
-    for config in recorded:
-        if config not in named and config in in_use:
-            out.append(f"runs under config `{config}`, which nothing in the rule file names{_hint(config, named)}")
+    unnamed = [config for config in recorded if config not in named and config in in_use]
+    if len(unnamed) > SAID_EACH:  # many: runs recorded on purpose under configs of their own, said once
+        shown = ", ".join(f"`{c}`" for c in unnamed[:SAID_EACH])
+        out.append(f"runs under {len(unnamed)} configs that nothing in the rule file names: {shown} "
+                   f"(+{len(unnamed) - SAID_EACH} more)")
+        return out
+    for config in unnamed:
+        out.append(f"runs under config `{config}`, which nothing in the rule file names{_hint(config, named)}")
     return out
 
 
