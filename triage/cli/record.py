@@ -222,10 +222,10 @@ def import_(
     proportion of N samples; fail_rate: the proportion K/N of N tries failed),
     as add-run's NAME=VALUE and NAME=VALUE/N say. CSV: a header, then one run
     a row, with metric.NAME, metric.NAME/n and prov.KEY columns (see the
-    README's table of every input form). A record replaces the run with the same run
-    id and config, unless the stored run is newer (its updated_at is later
-    than the record's): that record is skipped and counted as older, and
-    --overwrite replaces it anyway. A bad record names its line and nothing
+    README's table of every input form). A record replaces the run with the
+    same run id and config, unless the stored run is newer (its updated_at is
+    later than the record's): that record is skipped and counted as older,
+    and --overwrite replaces it anyway. A bad record names its line and nothing
     from the file is kept. The investigation is evaluated once, after the import.
     """
     from triage.ingest.importer import guess_format, import_file

@@ -42,9 +42,10 @@ def init(
       triage test
 
     Writes rules/ID.yaml (the first --rules directory, else ./rules) with one
-    hypothesis and one recipe (a revert: recovering, past the gate or without
-    one better than the bad runs, confirms it), plus commented examples of a rule, a bisect, a
-    signature and an extractor; and rules/tests/ID.test.yaml with two cases.
+    hypothesis and one recipe, a revert that confirms it when it recovers
+    (passes the gate; without --gate, beats the bad runs), plus commented
+    examples of a rule, a bisect, a signature and an extractor; and
+    rules/tests/ID.test.yaml with two cases.
     """
     from triage.rules import scaffold
 
