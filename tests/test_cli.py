@@ -146,7 +146,7 @@ def test_unknown_flag_and_missing_option_are_usage_errors(cli, seeded):
 def test_unknown_pr_says_which_exist(cli, seeded):
     r = cli("report", "--pr", "1")
     assert r.code == 3  # not a mistake in the input: a workflow tells "not ours" by it
-    assert "no investigation for PR 1. Known: example/llm-serve#128, sgl-project/sglang#30433." in r.err
+    assert "no investigation for PR 1. Known: example/llm-serve#131, example/llm-serve#128, sgl-project/sglang#30433." in r.err
 
 
 def test_new_run_needs_a_status(cli, seeded):
@@ -186,8 +186,12 @@ def test_import_is_all_or_nothing_and_names_the_bad_line(cli, rules_dir, tmp_pat
     r = cli("import", str(path))
     assert r.code == 2
     assert "bad.jsonl:6: --status 'fine'" in r.err
+    assert not (tmp_path / "kb.sqlite").exists()  # a failed command creates nothing (#29)
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
+    r = cli("import", str(path))
+    assert r.code == 2
     count = sqlite3.connect(tmp_path / "kb.sqlite").execute("select count(*) from run").fetchone()[0]
-    assert count == 0
+    assert count == len(lines)  # and an existing knowledge base is as it was
 
 
 def test_export_import_round_trip(cli, seeded, tmp_path: Path):

@@ -64,6 +64,8 @@ app.add_typer(db_app, name="db")
 class State:
     db: Optional[str] = None
     rules: Optional[list[str]] = None
+    created: Optional[Path] = None  # the SQLite file this command started: gone again if it fails
+    commits: int = 0  # commits of the knowledge base before this command
 
 
 state = State()
@@ -97,16 +99,19 @@ def _rule_paths() -> list[str]:
 def _open(create: bool = False) -> tuple[str, Any]:
     """Validate rule files (nothing written if any is bad), then sync them.
 
-    Only commands that record runs or read rule files alone (``create``:
-    add-run, import, scan, signatures) may start a new SQLite knowledge base;
-    any other says there is none."""
+    Only commands that write (``create``: add-run, import, runs exclude,
+    include and delete, evidence add, bisect mark) or read rule files alone
+    (scan, signatures) may start a new SQLite knowledge base; any other says
+    there is none.  One that fails leaves no new file behind (:func:`main`)."""
     from triage.kb import store
     from triage.rules.cache import CachedSet, load_rules
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else CachedSet([])  # the loader (and YAML) only for a changed file
     url = store.resolve_url(state.db)
-    missing = None if create else store.missing_file(url)
+    missing = store.missing_file(url)
+    if create:
+        state.created, missing = missing, None
     if missing is not None:
         raise InputError(f"no knowledge base at {missing}: record runs first (`triage import FILE` or "
                          "`triage add-run …`), or name one with --db or TRIAGE_DB")
@@ -342,10 +347,6 @@ def _console(wide: bool = False) -> Any:
     return Console(highlight=False, markup=False, emoji=False, width=200 if wide else None)
 
 
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 #: PR numbers are 32-bit integers in the knowledge base (PostgreSQL's integer).
 
 
@@ -496,6 +497,20 @@ def narrowed(argv: list[str]) -> typer.Typer:
 
 
 def main(argv: Optional[list[str]] = None) -> None:
+    """``triage ARGV``: exits with the command's code; a command that fails
+    leaves no knowledge base it created behind."""
+    state.created, state.commits = None, _commits()
+    try:
+        _main(argv)
+    except SystemExit as e:
+        if e.code not in (0, None) and state.created is not None:
+            from triage.kb import store
+
+            store.discard_new(state.created)
+        raise
+
+
+def _main(argv: Optional[list[str]]) -> None:
     click = _usage_errors()
     argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -520,7 +535,7 @@ def main(argv: Optional[list[str]] = None) -> None:
             _err(f"Error: {len(lines)} problems; nothing was loaded")
         raise SystemExit(e.exit_code) from None
     except KeyboardInterrupt:
-        raise SystemExit(130) from None
+        _interrupted()
     except Exception as e:  # the database or another library failed
         from sqlalchemy.exc import SQLAlchemyError
 
@@ -529,4 +544,27 @@ def main(argv: Optional[list[str]] = None) -> None:
             _err(f"Error: the knowledge base failed: {detail}")
             raise SystemExit(1) from None
         raise
+    if rv == INTERRUPTED:  # typer turns Ctrl-C into this exit code
+        _interrupted()
     raise SystemExit(rv if isinstance(rv, int) else 0)
+
+
+INTERRUPTED = 130
+
+
+def _interrupted() -> None:
+    """Ctrl-C: say what was written (each command's writes are one transaction, rolled back)."""
+    _err("interrupted: nothing was written" if not _committed() else
+         "interrupted: what was written before the interruption stays; run the command again for the rest")
+    raise SystemExit(INTERRUPTED) from None
+
+
+def _commits() -> int:
+    """Sessions committed so far by this process (:func:`triage.kb.db.session`)."""
+    db = sys.modules.get("triage.kb.db")  # not imported: nothing committed
+    return db.commits() if db is not None else 0
+
+
+def _committed() -> bool:
+    """Whether this command committed a write."""
+    return _commits() > state.commits

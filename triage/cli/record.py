@@ -40,7 +40,7 @@ def add_run(
     pr: PR_OPT,
     run_id: Annotated[Optional[str], typer.Option("--run-id", help="The CI run id (required unless --from-github).")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The config (leg) name; run id + config is the identity.")] = None,
-    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE[/N] (N: the sample count), repeatable; NAME=V1,V2,V3 records repeats of the config.")] = None,
+    metric: Annotated[Optional[List[str]], typer.Option("--metric", "-m", help="NAME=VALUE (a number) or NAME=VALUE/N (a proportion of N samples; fail_rate=K/N: K failures of N tries), repeatable; NAME=V1,V2,V3 records repeats of the config. See the README's table of every input form.")] = None,
     status: Annotated[Optional[str], typer.Option("--status", help="What the run did: passed, failed, timeout, oom, crashed, cancelled or infra (required for a new run).")] = None,
     set_: Annotated[Optional[List[str]], typer.Option("--set", help="Provenance KEY=VALUE, repeatable (sha, image, branch, base, runner…).")] = None,
     log: Annotated[Optional[str], typer.Option("--log", help="A log file (plain or gzip, - for stdin): extract metrics and match known failures.")] = None,
@@ -220,12 +220,15 @@ def import_(
       triage import examples/kimik26-disagg.runs.jsonl
       triage import runs.csv --pr 30433
 
-    JSON Lines: one JSON object a line (what `triage export` writes). CSV: a
-    header, then one run a row, with metric.NAME, metric.NAME/n and prov.KEY
-    columns (see the README). A record replaces the run with the same run
-    id and config, unless the stored run is newer (its updated_at is later
-    than the record's): that record is skipped and counted as older, and
-    --overwrite replaces it anyway. A bad record names its line and nothing
+    JSON Lines: one JSON object a line (what `triage export` writes); a metric
+    is {"NAME": {"value": V}} (a number) or {"NAME": {"value": V, "n": N}} (a
+    proportion of N samples; fail_rate: the proportion K/N of N tries failed),
+    as add-run's NAME=VALUE and NAME=VALUE/N say. CSV: a header, then one run
+    a row, with metric.NAME, metric.NAME/n and prov.KEY columns (see the
+    README's table of every input form). A record replaces the run with the
+    same run id and config, unless the stored run is newer (its updated_at is
+    later than the record's): that record is skipped and counted as older,
+    and --overwrite replaces it anyway. A bad record names its line and nothing
     from the file is kept. The investigation is evaluated once, after the import.
     """
     from triage.ingest.importer import guess_format, import_file
@@ -356,7 +359,7 @@ def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Opti
                   because: Optional[str]) -> None:
     from triage.kb import store
 
-    url, _ = _open()
+    url, _ = _open(create=True)
     _ready_to_evaluate()
     with store.session(url) as s:
         inv, hits = _find_run(s, pr, repo, run, config)
@@ -443,7 +446,7 @@ def runs_delete(
 
     if not because.strip():
         raise InputError("--because must say why")
-    url, _ = _open()
+    url, _ = _open(create=True)
     _ready_to_evaluate()
     with store.session(url) as s:
         inv, hits = _find_run(s, pr, repo, run, config)

@@ -28,7 +28,6 @@ from triage.cli.base import (
     _ready_to_evaluate,
     _runs_limit,
     _seen_elsewhere,
-    _shorten,
     _terminal,
     _write,
     app,
@@ -181,7 +180,7 @@ def _record_by_hand(pr: int, repo: Optional[str], because: str, said: str, add: 
 
     if not because.strip():
         raise InputError("--because must say why")
-    url, _ = _open()
+    url, _ = _open(create=True)  # recording by hand is recording: a new investigation may start here
     _ready_to_evaluate()
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
@@ -256,12 +255,11 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", w
       triage hypotheses --pr 30433 --wide          # titles and every reason in full
       triage hypotheses --pr 30433 --format json
 
-    Under 120 columns the table shows each hypothesis's first reason, cut to
-    fit; --wide shows the titles and every reason.
+    The table fits the terminal: each hypothesis's first reason, cut to two
+    lines (with how many more there are); the titles from 160 columns on;
+    --wide shows the titles and every reason.
     """
-    from rich.table import Table
-
-    from triage.render.report import STATUS_WORDS
+    from triage.render.hypotable import hypotheses_table
 
     _check_format(format, "text", "json")
     _, model = _model(pr, repo)
@@ -269,24 +267,8 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", w
         _json_out([{"id": h["id"], "title": h["title"], "parent": h.get("parent"), "status": h["status"],
                     "reasons": [x["reason"] for x in h["summary"]]} for h in model["hypotheses"]])
         return
-    inv = model["investigation"]
     console = _console(wide)
-    narrow = not wide and console.width < 120
-    table = Table(title=_cell(f"{inv['title']} ({inv['repo']}#{inv['pr']})"), title_justify="left", expand=True)
-    table.add_column("id", no_wrap=not narrow, overflow="fold")
-    if not narrow:
-        table.add_column("title")
-    table.add_column("status", no_wrap=True)
-    table.add_column("evidence", ratio=3)
-    for h in model["hypotheses"]:
-        reasons = [x["reason"] for x in h["summary"]]
-        if narrow:
-            more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
-            reason = (_shorten(reasons[0], 90) + more) if reasons else "—"
-            table.add_row(*map(_cell, (h["tree"] + h["id"], STATUS_WORDS[h["status"]], reason)))
-        else:
-            table.add_row(*map(_cell, (h["tree"] + h["id"], h["title"], STATUS_WORDS[h["status"]], "; ".join(reasons) or "—")))
-    console.print(table)
+    console.print(hypotheses_table(model, console.width, wide, _cell))
 
 
 @app.command()

@@ -14,6 +14,7 @@ from triage.cli.base import (
     _json_out,
     _rule_paths,
     app,
+    state,
 )
 from triage.errors import InputError
 
@@ -24,7 +25,7 @@ def init(
     repo: Annotated[str, typer.Option("--repo", help="OWNER/NAME of the repository.")],
     pr: Annotated[int, typer.Option("--pr", help="The PR (or issue) that tracks the regression.", min=1)],
     metric: Annotated[str, typer.Option("--metric", help="The primary metric (gsm8k, p99_ms, wall_s…).")],
-    gate: Annotated[float, typer.Option("--gate", help="The gate the metric must pass.")],
+    gate: Annotated[Optional[float], typer.Option("--gate", help="The value the metric must pass, if there is one [default: none: a revert is compared with the bad runs].")] = None,
     direction: Annotated[str, typer.Option("--direction", help="Which way is better: higher or lower.")] = "higher",
     tolerance: Annotated[Optional[str], typer.Option("--tolerance", help="The difference that is noise: 0.01 or 2%.")] = None,
     title: Annotated[Optional[str], typer.Option("--title", help="A one-line title [default: METRIC regression on REPO#PR].")] = None,
@@ -41,8 +42,10 @@ def init(
       triage test
 
     Writes rules/ID.yaml (the first --rules directory, else ./rules) with one
-    hypothesis and one recipe, plus commented examples of a rule, a bisect, a
-    signature and an extractor; and rules/tests/ID.test.yaml with two cases.
+    hypothesis and one recipe, a revert that confirms it when it recovers
+    (passes the gate; without --gate, beats the bad runs), plus commented
+    examples of a rule, a bisect, a signature and an extractor; and
+    rules/tests/ID.test.yaml with two cases.
     """
     from triage.rules import scaffold
 
@@ -72,6 +75,9 @@ def check(
     With --format json the problems are printed as JSON on stdout too.
     """
     from triage.errors import RuleFileError
+    from triage.kb import configruns, store
+    from triage.rules.configcheck import config_problems
+    from triage.rules.decides import describe
     from triage.rules.loader import direction_warnings, load_rules, noise_warnings
 
     _check_format(format, "text", "json")
@@ -92,15 +98,18 @@ def check(
             _err(str(w))
     keys = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors")
     files = []
+    recorded = configruns.recorded_configs(
+        store.resolve_url(state.db), [f.spec.investigation.id for f in ruleset.files if f.spec.investigation])
     for f in ruleset.files:
-        for w in direction_warnings(f) + noise_warnings(f):
+        for w in direction_warnings(f) + noise_warnings(f) + config_problems(f, recorded):
             _err(str(w))
             warnings.append(w)
         spec = f.spec
         counts = {key: len(getattr(spec, key)) for key in keys if getattr(spec, key)}
         inv = spec.investigation
         files.append({"path": f.path, "investigation": inv.id if inv else None,
-                      "repo": inv.repo if inv else None, "pr": inv.pr if inv else None, "counts": counts})
+                      "repo": inv.repo if inv else None, "pr": inv.pr if inv else None, "counts": counts,
+                      "decides": [said for said in map(describe, spec.bisects) if said]})
     if format == "json":
         _json_out({"ok": True, "files": files, "problems": [], "warnings": [str(w) for w in sorted(warnings)]})
         return
@@ -108,6 +117,8 @@ def check(
         what = ([f"investigation {f['investigation']}"] if f["investigation"] else [])
         what += [f"{n} {key}" for key, n in f["counts"].items()]
         typer.echo(f"{f['path']}: ok ({', '.join(what) or 'empty'})")
+        for said in f["decides"]:
+            typer.echo(f"  {said}")
 
 
 @app.command("test")

@@ -84,3 +84,26 @@ def added(s: Session, iid: str, config: str, pk: int) -> None:
                  times=c.c.times + select(millis(s, r.c.updated_at)).where(r.c.pk == pk).scalar_subquery()))
     if s.execute(q).rowcount == 0:
         refresh(s, iid, [config])
+
+
+def recorded_configs(url: str, iids: list[str]) -> dict[str, list[str]]:
+    """The configs each of ``iids`` has runs under, for a command that only reads
+    rule files (`triage check`): empty where there is no knowledge base yet, or
+    it cannot be read, since rule files are checked without one."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from triage.errors import TriageError
+    from triage.kb.db import missing_file, read_engine
+
+    if missing_file(url) is not None or not iids:
+        return {}
+    try:
+        with Session(read_engine(url)) as s:
+            c = m.ConfigRuns.__table__
+            rows = s.execute(select(c.c.investigation_id, c.c.config).where(c.c.investigation_id.in_(iids))).all()
+    except (SQLAlchemyError, TriageError):
+        return {}
+    out: dict[str, list[str]] = {}
+    for iid, config in rows:
+        out.setdefault(iid, []).append(config)
+    return out

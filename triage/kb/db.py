@@ -109,11 +109,8 @@ def get_engine(url: str, *, upgrade: bool = True) -> Engine:
 
         else:
             engine = create_engine(url, pool_pre_ping=True, json_serializer=json_text)
-    except (ArgumentError, NoSuchModuleError) as e:
-        raise InputError(f"--db: not a database URL SQLAlchemy can use: {url} ({e.__class__.__name__})") from None
-    except ModuleNotFoundError as e:
-        raise InputError(f"--db: the driver for {url.split('://')[0]} is not installed ({e.name}); "
-                         "for PostgreSQL: pip install 'triage[postgres]'") from None
+    except (ArgumentError, NoSuchModuleError, ModuleNotFoundError) as e:
+        raise InputError(_unusable_url(_safe(url), e)) from None
     from triage.kb import migrate
 
     try:
@@ -155,6 +152,45 @@ def dispose_engines() -> None:
         _engines.popitem()[1].dispose()
 
 
+POSTGRES_HINT = ("for PostgreSQL, install `triage[postgres]` (pip install 'triage[postgres]') "
+                 "and use postgresql+psycopg://USER@HOST/DB")
+
+
+def _unusable_url(url: str, e: Exception) -> str:
+    """What to do about a --db URL SQLAlchemy cannot open: the PostgreSQL case in plain words."""
+    scheme = url.split("://")[0]
+    if scheme.startswith("postgres"):
+        return f"--db {url}: {POSTGRES_HINT}"
+    if isinstance(e, ModuleNotFoundError):
+        return f"--db: the driver for {scheme} is not installed ({e.name})"
+    return f"--db: not a database URL SQLAlchemy can use: {url} ({e.__class__.__name__})"
+
+
+def discard_new(path: Path) -> None:
+    """Remove the SQLite file a failed command created (and its WAL files), so
+    that a command that exits non-zero leaves nothing behind.  Kept when it
+    holds an investigation: another process wrote to it meanwhile."""
+    import sqlite3
+
+    url = f"sqlite:///{path}"
+    engine = _engines.pop(url, None)
+    if engine is not None:
+        engine.dispose()
+    if not path.exists():
+        return
+    try:
+        con = sqlite3.connect(path, timeout=BUSY_TIMEOUT)
+        try:
+            used = con.execute("SELECT 1 FROM investigation LIMIT 1").fetchone() is not None
+        finally:
+            con.close()
+    except sqlite3.Error:
+        used = False  # no tables yet: nothing in it
+    if not used:
+        for extra in ("", "-wal", "-shm", "-journal"):
+            Path(f"{path}{extra}").unlink(missing_ok=True)
+
+
 def _notify(message: str) -> None:
     import sys
 
@@ -180,6 +216,14 @@ def sync_on_open(url: str, ruleset: Any) -> None:
     _pending_rules[url] = ruleset
 
 
+_committed = [0]  # sessions committed by this process, so far
+
+
+def commits() -> int:
+    """How many sessions of :func:`session` this process committed so far."""
+    return _committed[0]
+
+
 @contextmanager
 def session(url: str) -> Iterator[Session]:
     """A session that commits on success and rolls back on any error.
@@ -196,6 +240,7 @@ def session(url: str) -> Iterator[Session]:
                 sync_rules(s, ruleset)
             yield s
             s.commit()
+            _committed[0] += 1
             if ruleset is not None and _pending_rules.get(url) is ruleset:
                 del _pending_rules[url]
         except BaseException:

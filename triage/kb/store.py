@@ -24,6 +24,7 @@ from triage.kb.db import (
     BUSY_RETRIES,
     BUSY_TIMEOUT,
     DEFAULT_DB,
+    discard_new,
     get_engine,
     json_text,
     lock_investigation,
@@ -78,7 +79,7 @@ from triage.kb.sync import sync_rules
 __all__ = [
     "m",
     # db
-    "BUSY_RETRIES", "BUSY_TIMEOUT", "DEFAULT_DB", "get_engine", "json_text", "lock_investigation",
+    "BUSY_RETRIES", "BUSY_TIMEOUT", "DEFAULT_DB", "discard_new", "get_engine", "json_text", "lock_investigation",
     "missing_file", "now", "resolve_url", "session", "sync_on_open",
     # sync
     "sync_rules",

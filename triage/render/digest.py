@@ -27,23 +27,45 @@ def first_screen(body: str) -> str:
     return body if at < 0 else body[:at]
 
 
-def headline(hyps: list[dict], next_level: list[dict]) -> dict:
-    """The verdict in one short block: what is confirmed, how much is out, what is left."""
+#: Up to this many ruled-out hypotheses are named in the headline; more are counted.
+NAMED_RULED_OUT = 5
+
+
+def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: bool = False) -> dict:
+    """The verdict in one short block: what is confirmed (each with the next level
+    under it), what is out (named when few), what is left; ``finished``: nothing
+    is left to run, said with how many ``runs`` the verdict rests on."""
     level = {c for x in next_level for c in x["children"]}
+    under = {x["parent"]: list(x["children"]) for x in next_level}
 
     def titles(status: str) -> list[str]:
         return [h["title"] for h in hyps if h["status"] == status]
 
+    out = titles("ruled_out")
+    open_ = [h for h in hyps if h["status"] == "open"]
     return {
-        "confirmed": titles("confirmed"),
+        "confirmed": [{"title": h["title"], "next_level": under.get(h["id"], [])}
+                      for h in hyps if h["status"] == "confirmed"],
         "conflicting": titles("conflicting"),
         "inconclusive": titles("inconclusive"),
-        "ruled_out": sum(1 for h in hyps if h["status"] == "ruled_out"),
+        "ruled_out": len(out),
+        "ruled_out_named": out if len(out) <= NAMED_RULED_OUT else [],
         "total": len(hyps),
-        "open": [h["title"] for h in hyps if h["status"] == "open" and h["id"] not in level],
-        "open_count": sum(1 for h in hyps if h["status"] == "open"),
-        "next_level": [{"parent": x["parent"], "children": list(x["children"])} for x in next_level],
+        "open": [h["title"] for h in open_ if h["id"] not in level],
+        "open_count": len(open_),
+        "next_level": [{"parent": x["parent"], "title": x.get("title", x["parent"]),
+                        "open": sum(1 for h in open_ if h["id"] in x["children"])} for x in next_level],
+        "runs": runs,
+        "finished": finished,
+        "finished_line": finished_line(bool(titles("confirmed")), runs) if finished else "",
     }
+
+
+def finished_line(confirmed: bool, runs: int) -> str:
+    """What the report says when nothing is left to run (``confirmed``: a verdict holds)."""
+    if not confirmed:
+        return "Nothing left to run."
+    return f"Nothing left to run: the verdict holds on {runs} run{'s' if runs != 1 else ''}."
 
 
 def group_trees(hypotheses: list, folded: set[str]) -> dict[str, str]:

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from triage import limits
 from triage.errors import InputError
+from triage.render.commands import wrap
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;"})
@@ -162,7 +163,8 @@ def environment(extra: Optional[str] = None) -> Any:
     )
     from jinja2 import pass_context
 
-    env.filters.update(md=md, cell=cell, html=html, code=code, link=pass_context(_link_filter), block=block)
+    env.filters.update(md=md, cell=cell, html=html, code=code, link=pass_context(_link_filter), block=block,
+                       shell=wrap)
     return env
 
 

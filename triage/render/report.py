@@ -242,7 +242,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         },
         "references": refs,
         "verdict": _verdict(hyps, counts, bisects, next_level, titles),
-        "headline": digest.headline(hyps, next_level),
+        "headline": digest.headline(hyps, next_level, index.total(), not ev.suggestions and not ev.untested),
         "counts": counts,
         "hypotheses": hyps,
         "titles": titles,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from triage.render.commands import wrap
 from triage.render.report import STATUS_WORDS, VERDICT_WORDS
 from triage.rules.stats import fmt
 
@@ -91,10 +92,14 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
                 con.print(f"       {s['advice']}")
         if model["command"]:
             con.print("  run them:")
-            for line in model["command"].splitlines():
+            for line in wrap(model["command"]).splitlines():
                 con.print(f"    {line}", soft_wrap=True)
         for line in _untested_lines(model):
             con.print(f"  {line}")
+        con.print()
+    elif model["headline"]["finished"]:
+        heading("Suggested next")
+        con.print(f"  {model['headline']['finished_line']}")
         con.print()
     if model["similar"]:
         heading("Seen elsewhere")
@@ -253,7 +258,7 @@ def _gate_line(model: dict) -> str:
         op = "≥" if inv["direction"] == "higher" else "≤"
         bits.append(f"gate: {inv['metric']} {op} {fmt(inv['gate'])}")
     else:
-        bits.append(f"metric: {inv['metric']} ({inv['direction']} is better)")
+        bits.append(f"metric: {inv['metric']} ({inv['direction']} is better; no gate)")
     for name, ref in model["references"].items():
         bits.append(ref["label"])
     return " · ".join(bits)

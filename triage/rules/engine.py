@@ -27,8 +27,10 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
+from triage.rules.configcheck import for_specs as config_warnings
 from triage.rules.confounds import base_run, confound_warnings, confounds_of
 from triage.rules.context import Context, num
+from triage.rules.decides import bisect_evidence
 from triage.rules.discriminate import exclusive_conflicts, undistinguished
 from triage.rules.evidence import (
     _flagged,
@@ -90,6 +92,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         by = f" ({ev.author})" if ev.author else ""
         items.append(EvidenceItem(ev.hypothesis, "manual", ev.verdict, ev.because + by, tuple(ev.runs), ("manual",),
                                   summary=ev.because + by))
+    items += bisect_evidence(inv.bisects, bisects)  # a finished bisect decides what its `decides:` names
     # A rule that decided something supersedes the rules it names.
     decided = {e.rule for e in items if e.verdict != "inconclusive"}
     superseded: set[str] = set()
@@ -169,6 +172,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
     warnings += undistinguished(inv, statuses)
+    warnings += _config_warnings(inv, ctx, per_config)
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
     confound_keys: dict[str, list[str]] = {}
@@ -181,6 +185,14 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     invalid = InvalidRuns([f.invalid for f in per_config])
     return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
                       states, confounds, next_level, invalid, subject_table(ctx, inv.bisects))
+
+
+def _config_warnings(inv: Investigation, ctx: Context, per_config: list) -> list[Warning_]:
+    """A config named but never recorded, or recorded (not only excluded) but never named: a typo."""
+    in_use = [f.config for f in per_config if len(f.invalid) < len(f.keys)
+              or any(not why.startswith("excluded") for _, _, why in f.invalid)]
+    return [Warning_("config", w) for w in
+            config_warnings(inv.spec, inv.recipes, inv.rules, inv.bisects, ctx.source.configs(), in_use)]
 
 
 def _context(inv: Investigation, memo: Optional[Memo]) -> Context:

@@ -21,6 +21,7 @@ import yaml
 from triage import limits
 from triage.errors import InputError, Problem, RuleFileError
 from triage.rules.schema import Condition, RuleFile, Selector
+from triage.rules.yamlhints import hint
 
 try:  # the C parser keeps marks too, and is several times faster
     _Loader: Any = yaml.CSafeLoader
@@ -130,7 +131,8 @@ def parse_yaml(text: str, fname: str) -> tuple[Any, _Positions, list[Problem]]:
         mark = e.problem_mark or e.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         what = " ".join(x for x in (e.context, e.problem) if x)
-        return None, pos, [Problem(fname, line, col, f"YAML syntax: {what}")]
+        plain = hint(text, line, what)
+        return None, pos, [Problem(fname, line, col, f"YAML syntax: {what}" + (f"; {plain}" if plain else ""))]
     except yaml.YAMLError as e:
         return None, pos, [Problem(fname, 1, 1, f"YAML syntax: {e}")]
     except _TooBig as e:

@@ -26,7 +26,7 @@ class Scaffold:
     pr: int
     metric: str
     direction: str
-    gate: float
+    gate: float | None = None  # many investigations have none: a revert is then compared with the bad runs
     tolerance: str | None = None
     title: str | None = None
 
@@ -49,7 +49,7 @@ def validate(s: Scaffold) -> None:
         raise InputError(f"--metric {s.metric!r}: letters, digits and . _ + - only")
     if s.direction not in ("higher", "lower"):
         raise InputError(f"--direction {s.direction!r}: expected higher or lower (which way is better)")
-    if not math.isfinite(s.gate):
+    if s.gate is not None and not math.isfinite(s.gate):
         raise InputError(f"--gate {s.gate!r}: expected a finite number")
     if s.tolerance is not None:
         from triage.rules.stats import Tolerance
@@ -61,15 +61,21 @@ def validate(s: Scaffold) -> None:
 
 
 def _values(s: Scaffold) -> tuple[float, float]:
-    """(a failing value, a passing value) on the right sides of the gate, for the test skeleton."""
-    step = abs(s.gate) * 0.1 or 1.0
-    bad, good = (s.gate - step, s.gate + step) if s.direction == "higher" else (s.gate + step, s.gate - step)
+    """(a failing value, a passing value) for the test skeleton: on the right sides of
+    the gate, or without one, the bad value and one 10% better."""
+    centre = s.gate if s.gate is not None else 100.0
+    step = abs(centre) * 0.1 or 1.0
+    if s.gate is None:
+        return centre, round(centre + step if s.direction == "higher" else centre - step, 6)
+    bad, good = (centre - step, centre + step) if s.direction == "higher" else (centre + step, centre - step)
     return round(bad, 6), round(good, 6)
 
 
 def rule_file(s: Scaffold) -> str:
     base = f"{s.id}-nightly"
-    passes = "at_least" if s.direction == "higher" else "below"
+    passes = "{passes: gate}" if s.gate is not None else "{better_than: bad}"
+    gate = (f"gate: {_num(s.gate)}                # the value {s.metric} must pass" if s.gate is not None else
+            f"# gate: 150                   # optional: the value {s.metric} must pass, when there is one")
     tolerance = f"\n  tolerance: {_q(s.tolerance)}          # the difference that is noise" if s.tolerance else (
         "\n  # tolerance: 1%                # the difference that is noise, when runs carry no n and no repeats")
     title = s.title or f"{s.metric} regression on {s.repo}#{s.pr}"
@@ -86,7 +92,7 @@ investigation:
   title: {_q(title)}
   metric: {s.metric}
   direction: {s.direction}                # which way is better for {s.metric}
-  gate: {_num(s.gate)}{tolerance}
+  {gate}{tolerance}
   base: {base}                 # the failing config (the nightly leg)
   references:
     bad: {{config: {base}}}    # the failing config's valid runs, pooled (its bisect points left out); newest: true for the newest
@@ -107,8 +113,8 @@ recipes:
     change: revert the suspected change
     vary: {{suspect: reverted}}           # the one provenance key this recipe changes
     tests: [suspect-change]
-    predicts:
-      suspect-change: {{{passes}: gate}}   # `recovers` once a `good` reference is set
+    predicts:                          # a revert that recovers confirms the suspect; one that stays bad rules it out
+      suspect-change: {{when: {passes}, confirms: true}}
     # run: gh workflow run nightly.yml -f configs={{ids}}
     # cost: 1                          # relative cost, for ranking suggestions
 
@@ -124,7 +130,7 @@ recipes:
 #     axis: image
 #     config: {base}
 #     points: [image-2026-06-23, image-2026-06-25, image-2026-06-26]   # good end first, bad end last
-#     good_when: {{{passes}: gate}}
+#     good_when: {passes}
 #     run: gh workflow run nightly.yml -f image={{point}}
 
 # signatures:                          # known failures: a matching run never rules anything out
@@ -149,19 +155,19 @@ def test_file(s: Scaffold) -> str:
 rule_files: [../{s.id}.yaml]
 
 tests:
-  - name: a revert that stays on the failing side of the gate rules the suspect out
+  - name: a revert that stays bad rules the suspect out
     runs:
       - {{run_id: "1", config: {base}, status: failed, metrics: {{{s.metric}: {{value: {_num(bad)}}}}}}}
       - {{run_id: "2", config: {base}-revert, status: failed, metrics: {{{s.metric}: {{value: {_num(bad)}}}}}}}
     expect:
       suspect-change: ruled_out
 
-  - name: a revert that passes the gate leaves the suspect standing
+  - name: a revert that recovers confirms the suspect
     runs:
       - {{run_id: "1", config: {base}, status: failed, metrics: {{{s.metric}: {{value: {_num(bad)}}}}}}}
       - {{run_id: "2", config: {base}-revert, status: passed, metrics: {{{s.metric}: {{value: {_num(good)}}}}}}}
     expect:
-      suspect-change: open
+      suspect-change: confirmed
 """
 
 
