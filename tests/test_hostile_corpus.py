@@ -69,8 +69,16 @@ def _many_errors(path: Path) -> None:
             f.write(line)
 
 
+def _bad_scalars(path: Path) -> None:
+    """YAML scalars whose construction fails: dates that are no dates, a date
+    as a key, !!int and !!float of text, an integer of 5,000 digits."""
+    path.write_text("schema_version: 1\ninvestigation: {id: t2, repo: o/r2, pr: 2, title: T, metric: acc}\n"
+                    "a: 2001-13-01\nb: 2026-02-30\n2026-01-01: x\nc: !!int abc\nd: !!float abc\n"
+                    f"e: {'9' * 5000}\n")
+
+
 MAKERS = {"gzip-bomb": _gzip_bomb, "long-line": _long_line, "deep-json": _deep_json,
-          "many-errors": _many_errors}
+          "many-errors": _many_errors, "bad-scalars": _bad_scalars}
 
 
 # --------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, NamedT
 
 from triage.errors import InputError
 from triage import limits
+from triage import numbers as _numbers
 from triage.ingest.runs import (
     _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
 )
@@ -119,7 +120,7 @@ def quick_record(rec: Any) -> Optional[Record]:
             if type(v) is not dict:
                 return None
             value, n = v.get("value"), v.get("n")
-            if type(value) is not float or value - value != 0.0 or len(v) != (1 if n is None else 2) or (
+            if type(value) is not float or not -_numbers.MAGNITUDE <= value <= _numbers.MAGNITUDE or len(v) != (1 if n is None else 2) or (
                     n is not None and (type(n) is not int or not 1 <= n <= MAX_N or not 0.0 <= value <= 1.0)):
                 return None
         if not _GOOD_NAMES.issuperset(metrics):
@@ -151,7 +152,8 @@ if msgspec is not None:
     _Name = Annotated[str, msgspec.Meta(pattern=_NAME.pattern)]
     _Id = Annotated[str, msgspec.Meta(min_length=1)]
 
-    _Finite = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+    # Out of range (triage.numbers) takes the slow path, which says why.
+    _Finite = Annotated[float, msgspec.Meta(ge=-_numbers.MAGNITUDE, le=_numbers.MAGNITUDE)]
 
     class _Metric(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
         """Encodes as the stored form, ``{"value": v}`` or ``{"value": v, "n": n}``."""

@@ -9,6 +9,7 @@ from typing import Any, Iterable, Optional
 
 from triage import limits
 from triage.errors import InputError
+from triage.numbers import out_of_range
 from triage.rules.schema import STATUSES
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
@@ -80,6 +81,8 @@ def parse_metric(text: str) -> tuple[str, dict]:
     value = _finite(value_text)
     if value is None:
         raise InputError(f"--metric {text!r}: the value must be a finite number")
+    if out_of_range(value):
+        raise InputError(f"--metric {text!r}: the value is {out_of_range(value)}")
     out: dict[str, Any] = {"value": value}
     if slash:
         count = n_text.strip()
@@ -217,6 +220,8 @@ def normalise_metrics(raw: Any, where: str) -> dict[str, dict]:
         if finite is None:
             shown = repr(value) if not isinstance(value, int) else f"a {len(str(abs(value)))}-digit integer"
             raise InputError(f"{where}: metric {name} must be a finite number, got {shown}")
+        if out_of_range(finite):
+            raise InputError(f"{where}: metric {name} is {out_of_range(finite)}, got {value!r}")
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N):
             raise InputError(f"{where}: metric {name}: n must be a whole number from 1 to {MAX_N:,}, got {n!r}")
         problem = proportion_problem(finite, n)

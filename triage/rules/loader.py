@@ -95,7 +95,11 @@ def _build(node: yaml.Node, path: Path_, pos: _Positions, problems: list, fname:
                 line, col = _mark(knode)
                 problems.append(Problem(fname, line, col, "a key must be a plain value"))
                 continue
-            key = loader.construct_object(knode)
+            key = _scalar(knode, problems, fname, loader)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                line, col = _mark(knode)
+                problems.append(Problem(fname, line, col, f"a key must be text or a number, not {key!r}"))
+                continue
             if knode.tag == "tag:yaml.org,2002:merge":
                 line, col = _mark(knode)
                 problems.append(Problem(fname, line, col, "merge keys (<<) are not supported"))
@@ -109,11 +113,32 @@ def _build(node: yaml.Node, path: Path_, pos: _Positions, problems: list, fname:
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_build(v, path + (i,), pos, problems, fname, loader) for i, v in enumerate(node.value)]
-    value = loader.construct_object(node)
+    return _scalar(node, problems, fname, loader)
+
+
+def _scalar(node: yaml.Node, problems: list, fname: str, loader: Any) -> Any:
+    """One scalar as a value, or None with its problem noted: a date that is
+    no date (``2026-02-30``), ``!!int abc``, a 5,000-digit integer, a number
+    a NUL character.  (Numbers out of range are the schema's to refuse.)"""
+    try:
+        value = loader.construct_object(node)
+    except (ValueError, TypeError, OverflowError, yaml.YAMLError) as e:
+        line, col = _mark(node)
+        what = str(e).splitlines()[0].split(";")[0] if str(e) else type(e).__name__
+        problems.append(Problem(fname, line, col, f"{_short(node.value)} is not a valid {_tag(node)}: {what}"))
+        return None
     if isinstance(value, str) and "\x00" in value:
         line, col = _mark(node)
         problems.append(Problem(fname, line, col, "a NUL character is not allowed"))
     return value
+
+
+def _tag(node: yaml.Node) -> str:
+    return node.tag.rsplit(":", 1)[-1] if node.tag else "value"
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:39] + "…")
 
 
 def parse_yaml(text: str, fname: str) -> tuple[Any, _Positions, list[Problem]]:
