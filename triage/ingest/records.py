@@ -36,7 +36,7 @@ from triage.errors import InputError
 from triage import limits
 from triage import numbers as _numbers
 from triage.ingest.runs import (
-    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
+    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, storable, check_config, check_text, normalise_metrics, parse_status, parse_time, proportion_problem,
 )
 from triage.kb.store import RunInput
 from triage.rules.schema import STATUSES
@@ -220,10 +220,26 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
         rec = _astuple(_decode_line(line))
     except Exception:  # msgspec.DecodeError and ValidationError
         return None
+    if _twice(raw, rec):
+        return None  # msgspec keeps the last of a key given twice: the slow path refuses it
     when = rec[7]
-    if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip():
+    if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip() or (
+            not rec[2].isprintable()):
         return None
     return rec
+
+
+_QUOTED = {name: f'"{name}"'.encode() for name in FIELDS}
+
+
+def _twice(raw: bytes, rec: tuple) -> bool:
+    """Whether a key may stand twice in the line: one of its fields, metric
+    names or provenance keys is written more than once (a value spelling a
+    key also counts: that line then takes the slow path, which knows)."""
+    count = raw.count
+    if any(count(q) > 1 for q in _QUOTED.values()):
+        return True
+    return any(count(f'"{k}"'.encode()) > 1 for part in (rec[4], rec[5]) for k in part)
 
 
 def _check_slowly(rec: Any, where: str) -> Record:
@@ -267,6 +283,7 @@ def _check_slowly(rec: Any, where: str) -> Record:
     for key, v in (("run_id", run_id), ("config", config), *((k, get(k)) for k in _TEXT),
                    *((f"provenance key {k!r}", k) for k in prov), *((f"provenance {k}", v) for k, v in prov.items())):
         check_text(f"{where}: {key}", v, required=key in ("run_id", "config"))
+    check_config(f"{where}: config", config)
     excluded = get("excluded")
     if excluded is not None and type(excluded) is not bool:
         raise InputError(f"{where}: excluded must be true or false")
@@ -297,7 +314,7 @@ _GOOD_NAMES: set[str] = set()  # metric names already checked
 def _plain_text(rec: dict) -> bool:
     """Whether every text of a record (of the usual types) is storable:
     no NUL, none too long (:func:`~triage.ingest.runs.check_text` says why not)."""
-    if not rec["run_id"].strip() or not rec["config"].strip():
+    if not rec["run_id"].strip() or not rec["config"].strip() or not rec["config"].isprintable():
         return False
     cap = limits.get("text")
     prov = rec.get("provenance") or {}

@@ -12,7 +12,7 @@ from triage.errors import InputError
 from triage.numbers import out_of_range
 from triage.rules.schema import STATUSES
 
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*\Z")  # \Z: "$" would take a final newline
 #: The largest sample count (the knowledge base's integers are 32-bit on PostgreSQL).
 MAX_N = 2**31 - 1
 
@@ -31,6 +31,18 @@ def check_text(what: str, value: Optional[str], *, required: bool = False) -> Op
     cap = limits.get("text")
     if len(value) > cap:
         raise InputError(f"{what}: {len(value):,} characters, more than {cap:,}; TRIAGE_MAX_TEXT raises the limit")
+    return value
+
+
+def check_config(what: str, value: Optional[str]) -> str:
+    """A config name: text as :func:`check_text` wants it, and nothing
+    invisible (zero-width or bidirectional characters, controls), which
+    would make two names that look the same."""
+    check_text(what, value, required=True)
+    assert value is not None
+    if not value.isprintable():
+        bad = next(c for c in value if not c.isprintable() and c != " ")
+        raise InputError(f"{what} {value!r}: an invisible or control character (U+{ord(bad):04X}) is not allowed")
     return value
 
 
@@ -177,7 +189,7 @@ def parse_time(text: Optional[str]) -> Optional[datetime]:
 MIN_YEAR, MAX_YEAR = 1970, 9998
 
 
-_AGE = re.compile(r"^(\d{1,12})\s*([mhdw])$")
+_AGE = re.compile(r"^(\d{1,12})\s*([mhdw])\Z")
 _AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 

@@ -306,7 +306,7 @@ class InvestigationSpec(Strict):
     @classmethod
     def _ref_names(cls, v: dict) -> dict:
         for name in v:
-            if not re.match(ID_RE, name):
+            if not re.fullmatch(ID_RE, name):
                 raise ValueError(f"bad reference name {name!r}")
             if name == "gate":
                 raise ValueError("'gate' is reserved for the investigation's gate")
