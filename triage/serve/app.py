@@ -242,15 +242,17 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
         Route("/deliveries.json", guarded(deliveries), methods=["GET"]),
         Route("/pr/{owner}/{name}/{number}", guarded(investigation), methods=["GET"]),
     ]
-    async def failed(request: Request, e: Exception) -> Response:
-        # one line, not a traceback: a rule file past a limit (a slow template)
-        log.error(json.dumps({"path": request.url.path[:200], "outcome": "error", "error": str(e)[:500]}))
-        return PlainTextResponse(f"Error: {e}\n", status_code=500)
-
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
                     exception_handlers={TriageError: failed})
     app.router.redirect_slashes = False  # a redirect would be built from the Host header
     return app
+
+
+async def failed(request: Request, e: Exception) -> Response:
+    """A page that failed with a triage error (a rule-file template past a
+    limit): its one line, logged as one line, not a traceback."""
+    log.error(json.dumps({"path": request.url.path[:200], "outcome": "error", "error": str(e)[:500]}))
+    return PlainTextResponse(f"Error: {e}\n", status_code=500)
 
 
 class SecurityHeaders:
