@@ -36,14 +36,23 @@ def check_text(what: str, value: Optional[str], *, required: bool = False) -> Op
 
 def check_config(what: str, value: Optional[str]) -> str:
     """A config name: text as :func:`check_text` wants it, and nothing
-    invisible (zero-width or bidirectional characters, controls), which
-    would make two names that look the same."""
+    invisible (zero-width or bidirectional characters), which would make
+    two names that look the same."""
     check_text(what, value, required=True)
     assert value is not None
-    if not value.isprintable():
-        bad = next(c for c in value if not c.isprintable() and c != " ")
-        raise InputError(f"{what} {value!r}: an invisible or control character (U+{ord(bad):04X}) is not allowed")
+    if not value.isprintable():  # rare: only then is each character looked at
+        import unicodedata
+
+        bad = next((c for c in value if unicodedata.category(c) in _INVISIBLE), None)
+        if bad is not None:
+            raise InputError(f"{what} {value!r}: an invisible character (U+{ord(bad):04X}) is not allowed")
     return value
+
+
+#: Unicode categories of characters that show nothing: format characters (zero-width
+#: spaces and joiners, bidirectional controls) and line or paragraph separators.
+#: Control characters (a tab, ESC) are shown escaped wherever triage prints a name.
+_INVISIBLE = frozenset(["Cf", "Zl", "Zp"])
 
 
 def storable(value: str) -> bool:
