@@ -50,9 +50,9 @@ def check_config(what: str, value: Optional[str]) -> str:
 
 
 #: Unicode categories of characters that show nothing: format characters (zero-width
-#: spaces and joiners, bidirectional controls) and line or paragraph separators.
-#: Control characters (a tab, ESC) are shown escaped wherever triage prints a name.
-_INVISIBLE = frozenset(["Cf", "Zl", "Zp"])
+#: spaces and joiners, bidirectional controls).  Control characters and line
+#: separators are shown escaped wherever triage prints a name.
+_INVISIBLE = frozenset(["Cf"])
 
 
 def storable(value: str) -> bool:
