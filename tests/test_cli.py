@@ -443,12 +443,14 @@ def test_parse_since_ages_and_times():
 
 
 def test_stored_text_is_printed_as_text_with_controls_escaped(cli, seeded):
-    evil = "[/bold][red]x\x1b[2J\x1b]0;title\x07\u202eevil\r"
+    evil = "[/bold][red]x\x1b[2J\x1b]0;title\x07evil\r"
+    r = cli("add-run", "--pr", "30433", "--run-id", "1", "--config", evil + "\u202e", "--status", "failed")
+    assert r.code == 2 and "an invisible character (U+202E) is not allowed" in r.err  # #30: no bidi in a name
     r = cli("add-run", "--pr", "30433", "--run-id", "1", "--config", evil, "--status", "failed",
             "--note", evil)
     assert r.code == 0, r.err
-    assert "\x1b" not in r.out and "\u202e" not in r.out
-    assert "[/bold][red]x\\x1b[2J\\x1b]0;title\\x07\\u202eevil\\x0d" in r.out
+    assert "\x1b" not in r.out
+    assert "[/bold][red]x\\x1b[2J\\x1b]0;title\\x07evil\\x0d" in r.out
     r = cli("runs", "list", "--pr", "30433")
     assert r.code == 0, r.err
     assert "\x1b" not in r.out and "\u202e" not in r.out and "\r" not in r.out

@@ -39,8 +39,8 @@ MAX_RSS = 300 << 20
 
 
 def _gzip_bomb(path: Path) -> None:
-    """8 GiB of zeros (no newline) in about 8 MB of gzip."""
-    block = gzip.compress(b"\0" * (64 << 20), compresslevel=9)
+    """8 GiB of one letter (no newline) in about 8 MB of gzip."""
+    block = gzip.compress(b"a" * (64 << 20), compresslevel=9)
     with path.open("wb") as f:
         for _ in range(128):  # concatenated gzip members form one stream
             f.write(block)
@@ -69,8 +69,41 @@ def _many_errors(path: Path) -> None:
             f.write(line)
 
 
+def _bad_scalars(path: Path) -> None:
+    """YAML scalars whose construction fails: dates that are no dates, a date
+    as a key, !!int and !!float of text, an integer of 5,000 digits."""
+    path.write_text("schema_version: 1\ninvestigation: {id: t2, repo: o/r2, pr: 2, title: T, metric: acc}\n"
+                    "a: 2001-13-01\nb: 2026-02-30\n2026-01-01: x\nc: !!int abc\nd: !!float abc\n"
+                    f"e: {'9' * 5000}\n")
+
+
+def _fifo(path: Path) -> None:
+    """A named pipe that nobody writes: opening it would block for ever."""
+    os.mkfifo(path)
+
+
+def _long_record(path: Path) -> None:
+    """One 20 MiB line of records (the limit in force is 16 MiB)."""
+    with path.open("wb") as f:
+        for _ in range(20):
+            f.write(b"x" * (1 << 20))
+        f.write(b"\n")
+
+
+def _long_title(path: Path) -> None:
+    """A rule file whose title holds 20,000 characters (the limit is 10,000)."""
+    path.write_text("schema_version: 1\ninvestigation: {id: t9, repo: o/r9, pr: 9, metric: acc, title: "
+                    + "T" * 20_000 + "}\n")
+
+
+def _deep_first_line(path: Path) -> None:
+    """A first line nested 5,000 deep: deeper than Python's JSON reader recurses."""
+    path.write_text('{"a": ' + "[" * 5000 + "]" * 5000 + "}\n")
+
+
 MAKERS = {"gzip-bomb": _gzip_bomb, "long-line": _long_line, "deep-json": _deep_json,
-          "many-errors": _many_errors}
+          "many-errors": _many_errors, "bad-scalars": _bad_scalars, "fifo": _fifo, "long-record": _long_record,
+          "long-title": _long_title, "deep-first-line": _deep_first_line}
 
 
 # --------------------------------------------------------------------------

@@ -132,6 +132,33 @@ def test_gzip_log(cli, seeded, tmp_path):
     assert _run(tmp_path, "29500000004", BASE)["metrics"] == {"gsm8k": {"value": 0.878, "n": 1319}}
 
 
+def _packed(kind: str, data: bytes) -> bytes:
+    import bz2
+    import lzma
+
+    import zstandard
+
+    return {"xz": lzma.compress, "bzip2": bz2.compress, "zstd": zstandard.ZstdCompressor().compress}[kind](data)
+
+
+@pytest.mark.parametrize("kind", ["xz", "bzip2", "zstd"])
+def test_xz_bzip2_and_zstd_logs_are_read_decompressed(cli, seeded, tmp_path, kind):
+    """Read as text they matched nothing, or a regex signature on their bytes (#30)."""
+    (tmp_path / "job.log").write_bytes(_packed(kind, ACCURACY_LOG.encode()))
+    r = cli("add-run", "--pr", "30433", "--run-id", "29500000014", "--config", BASE, "--log", "job.log")
+    assert r.code == 0, r.err
+    assert _run(tmp_path, "29500000014", BASE)["metrics"] == {"gsm8k": {"value": 0.878, "n": 1319}}
+
+
+def test_a_compressed_bomb_in_any_format_is_refused(cli, seeded, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRIAGE_MAX_GZIP_RATIO", "10")
+    (tmp_path / "job.log").write_bytes(_packed("xz", b"a" * (80 << 20)))
+    r = cli("add-run", "--pr", "30433", "--run-id", "29500000015", "--config", BASE, "--log", "job.log")
+    assert r.code == 2
+    assert r.err.strip() == ("Error: job.log: the xz data expands more than 10 times (a decompression bomb?); "
+                             "TRIAGE_MAX_GZIP_RATIO raises the limit")
+
+
 @pytest.mark.parametrize("packed", [False, True])
 def test_log_from_stdin(cli, seeded, tmp_path, monkeypatch, packed):
     data = SIGABRT_LOG.encode()

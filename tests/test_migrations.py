@@ -4,6 +4,7 @@ the first schema is upgraded; one with no version or an unknown one is refused."
 from __future__ import annotations
 
 import ast
+import os
 import sqlite3
 import subprocess
 import sys
@@ -133,7 +134,7 @@ def test_no_version_is_refused_with_what_to_do(cli, tmp_path):
     con.close()
     for args in (("runs", "list", "--pr", "30433"), ("db", "status"), ("db", "upgrade")):
         r = cli(*args)
-        assert r.code == 1
+        assert r.code == 2  # bad input: the --db given (#30)
         assert r.err.strip().endswith("has tables but no schema version (meta.schema_version): it was not made by "
                                       "triage, or the row was lost; restore it from a backup, or start a new "
                                       "knowledge base (--db) and import the runs into it")
@@ -156,12 +157,13 @@ def test_an_unknown_version_is_refused(cli, tmp_path, value, message):
     con.commit()
     con.close()
     r = cli("report", "--pr", "30433")
-    assert r.code == 1
+    assert r.code == 2  # bad input: the --db given (#30)
     assert message.format(head=head()) in r.err
     assert not (tmp_path / f"kb.sqlite.v{value}.bak").exists()
 
 
 def test_a_failed_upgrade_leaves_the_knowledge_base_as_it_was(cli, tmp_path, monkeypatch):
+    from triage.errors import RuntimeFailure
     from triage.kb import migrate
 
     path = tmp_path / "kb.sqlite"
@@ -170,7 +172,7 @@ def test_a_failed_upgrade_leaves_the_knowledge_base_as_it_was(cli, tmp_path, mon
 
     def broken(conn, version):
         conn.execute(text("ALTER TABLE signature ADD COLUMN half_done INTEGER"))
-        raise migrate.RuntimeFailure("migration 0002 failed")
+        raise RuntimeFailure("migration 0002 failed")
 
     monkeypatch.setattr(migrate, "_upgrade", broken)
     r = cli("db", "upgrade")
@@ -204,3 +206,34 @@ def test_migrations_form_one_numbered_chain():
         assert names["down_revision"] == (f"{number - 1:04d}" if number > 1 else None), path.name
     assert migrate.head() == numbers[-1]
     assert (ROOT / "triage" / "kb" / "migrations" / "versions").resolve() == migrate.VERSIONS
+
+
+def test_a_file_that_is_no_sqlite_database_is_bad_input(cli, tmp_path):
+    (tmp_path / "notes.db").write_text("not a database\n" * 100)
+    r = cli("--db", "notes.db", "runs", "list", "--pr", "1")
+    assert r.code == 2
+    assert r.err.strip() == (f"Error: the knowledge base sqlite:///{tmp_path / 'notes.db'} is not a SQLite database: "
+                             "point --db at "
+                             "a knowledge base, or at a new file to start one")
+
+
+def test_the_losing_upgrade_of_two_says_so_and_keeps_one_copy(cli, tmp_path, monkeypatch):
+    """Another process upgrades between this one's copy and its lock: this one's
+    copy goes, and it says what happened (#30)."""
+    from triage.kb import migrate
+
+    path = tmp_path / "kb.sqlite"
+    _first_schema_sqlite(path)
+    copy = migrate.backup_sqlite
+
+    def copy_then_lose(engine, version):
+        made = copy(engine, version)
+        subprocess.run([sys.executable, "-m", "triage", "db", "upgrade"], cwd=tmp_path, check=True,
+                       capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        return made
+
+    monkeypatch.setattr(migrate, "backup_sqlite", copy_then_lose)
+    r = cli("db", "upgrade")
+    assert r.code == 0, r.err
+    assert f"was upgraded to schema version {migrate.head()} by another process meanwhile" in r.out + r.err
+    assert sorted(p.name for p in tmp_path.glob("kb.sqlite.*bak")) == ["kb.sqlite.v1.2.bak"]

@@ -186,7 +186,7 @@ def test_a_failing_delivery_is_retried_then_listed(server, fake_github, tmp_path
     assert page.status_code == 200 and "doomed" in page.text
     data = srv.get("/deliveries.json", headers={"Authorization": "Bearer dash-token-123"}).json()
     assert [d["id"] for d in data["failed"]] == ["doomed"] and data["counts"] == {"failed": 1}
-    assert srv.get("/healthz").json() == {"ok": True, "workers": 4}
+    assert srv.get("/healthz").json() == {"ok": True, "workers": 4, "stuck": 0}
     logged = [x for x in srv.log_lines() if x.get("delivery") == "doomed" and "attempt" in x]
     assert [x["outcome"] for x in logged] == ["retrying", "failed"]
 

@@ -27,6 +27,19 @@ def test_ordinary_templates_render():
     ("{{ '{:>999999999}'.format(1) }}", "a format width over the output limit is refused"),
     ("{{ 2**100000000 }}", "** 100000000 is too large a power"),
     ("{% for a in range(99999) %}{{ 'xxxxxxxxxx' }}{% endfor %}", "renders more than 100,000 characters"),
+    # the bypasses of #30: each would allocate hundreds of MB to GB in C
+    ("{{ '%0999999999d' % 1 }}", "a format width over the output limit is refused"),
+    ("{{ '%*d' % (999999999, 1) }}", "a format width over the output limit is refused"),
+    ("{{ ('x'*99999).join(['a']*99999) }}", "would make a value of 9,999,"),
+    ("{{ range(99999)|join('x'*99999) }}", "would make a value of 9,999,"),
+    ("{{ '{0:{1}}'.format('x', '999999999') }}", "a format width over the output limit is refused"),
+    ("{{ ('ab'*99).replace('', 'x'*99999) }}", "would make a value of 19,"),
+    ("{{ ('\t'*9999).expandtabs(20000) }}", "would make a value of 199,"),
+    ("{{ ('a\n'*9999)|indent('x'*99999) }}", "would make a value of 1,000,009,998 characters"),
+    ("{% set ns = namespace(s='x') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+     "would make a value of 131,072 characters"),
+    ("{% for i in range(99999) %}{% set x = 'x'*99999 %}{% endfor %}", "characters of values in all"),
+    ("{{ ((2**64)**64)**64 }}", "would make a number of more than 12,288 bits"),
 ])
 def test_a_template_past_a_limit_is_an_input_error(template, why):
     start = time.perf_counter()
@@ -34,6 +47,28 @@ def test_a_template_past_a_limit_is_an_input_error(template, why):
         render_string(template, VALUES)
     assert why in e.value.message and "TRIAGE_MAX_TEMPLATE_OUTPUT" in e.value.message
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("template", [
+    "{% set d = {} %}{% for i in range(99999) %}{{ d.update({i: 'x'*99999}) }}{% endfor %}",
+    "{% set l = [] %}{% for i in range(99999) %}{{ l.append('x'*99999) }}{% endfor %}",
+    "{{ lipsum(99999) }}",
+])
+def test_templates_cannot_grow_lists_and_dicts_or_call_lipsum(template):
+    assert "[template error:" in render_string(template, VALUES)
+
+
+def test_a_template_past_the_time_limit_is_stopped_in_any_thread(monkeypatch):
+    """The server renders in worker threads, where no timer signal arrives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("TRIAGE_MAX_TEMPLATE_SECONDS", "0.3")
+    slow = "{% for a in range(99999) %}{% for b in range(99999) %}{% for c in range(99999) %}{% endfor %}{% endfor %}{% endfor %}"
+    with ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(render_string, slow, VALUES) for _ in range(2)]
+        for f in futures:
+            with pytest.raises(InputError, match="took more than 0.3 s"):
+                f.result(timeout=30)
 
 
 def test_a_template_past_the_time_limit_is_stopped(monkeypatch):

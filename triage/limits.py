@@ -41,6 +41,12 @@ LIMITS = {
     "gzip_ratio": Limit("TRIAGE_MAX_GZIP_RATIO", 200, "decompressed to compressed size of a gzip log, past its first 64 MiB"),
     "text": Limit("TRIAGE_MAX_TEXT", 1 << 20, "characters of one text field of a run (note, log excerpt, url...)"),
     "json_depth": Limit("TRIAGE_MAX_JSON_DEPTH", 32, "nesting depth of a JSON record"),
+    "record_bytes": Limit("TRIAGE_MAX_RECORD_BYTES", 16 << 20, "bytes of one line of a file of run records"),
+    "rule_file_bytes": Limit("TRIAGE_MAX_RULE_FILE_BYTES", 4 << 20, "bytes of one rule file"),
+    "rule_text": Limit("TRIAGE_MAX_RULE_TEXT", 10_000, "characters of one text in a rule file"),
+    "pending_uploads": Limit("TRIAGE_MAX_PENDING_UPLOADS", 8, "webhook bodies over 1 MiB read at once, before their signature is known"),
+    "body_seconds": Limit("TRIAGE_MAX_BODY_SECONDS", 20, "seconds a webhook body may take to arrive"),
+    "stuck_seconds": Limit("TRIAGE_MAX_STEP_SECONDS", 300, "seconds a server worker may spend on one step before /healthz calls it stuck"),
 }
 
 

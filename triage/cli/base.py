@@ -243,7 +243,7 @@ def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50, *, full: bool = F
 
 
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
-           full: bool = False) -> tuple[str, dict]:
+           full: bool = False, emit: Optional[Callable[[dict], None]] = None) -> tuple[str, dict]:
     """Evaluate one investigation; its view model (and the database URL).
 
     ``since`` adds the "new since" line: ``last-post``, a time or an age;
@@ -251,7 +251,9 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
     ``runs``: the newest runs the runs table shows (None: all).  When nothing
     the evaluation depends on changed since the last one, the stored
     evaluation is read instead (``full`` evaluates all the same, a large
-    investigation in two processes).
+    investigation in two processes).  ``emit(model)`` runs before the
+    commit: when it fails (``-o`` names a directory, the disk is full) the
+    command writes nothing.
     """
     from triage.kb import store
 
@@ -259,7 +261,10 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
     helper = _full_helper(url, pr, repo) if full else None
     try:
         with store.session(url) as s:
-            return url, _model_in(s, pr, repo, since, runs, full, helper)
+            model = _model_in(s, pr, repo, since, runs, full, helper)
+            if emit is not None:
+                emit(model)
+            return url, model
     finally:
         if helper is not None:
             helper.close()

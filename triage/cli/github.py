@@ -131,6 +131,10 @@ def serve(
     bot_login: Annotated[Optional[str], typer.Option(
         "--bot-login", help="The account whose comment is ours [default: the App's <slug>[bot], else the token's login].")] = None,
     max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Attempts before a delivery is kept as failed.")] = 5,
+    open_dashboard: Annotated[bool, typer.Option(
+        "--open-dashboard", help="Show the dashboard without a token on a non-loopback --host (to anyone who can reach it).")] = False,
+    grace: Annotated[float, typer.Option(
+        "--grace", min=1, max=3600, help="Seconds from SIGTERM to exit: half for open requests, half for deliveries under way.")] = 30.0,
 ) -> None:
     """Run the GitHub App: follow CI by webhook, keep the comments current, show a dashboard.
 
@@ -138,7 +142,7 @@ def serve(
 
     \b
       triage serve --insecure-no-signature    # local: the dashboard at http://127.0.0.1:8080/
-      triage serve --host 0.0.0.0 --workers 8 # behind TLS, with TRIAGE_WEBHOOK_SECRET and TRIAGE_DB set
+      triage serve --host 0.0.0.0 --workers 8 # behind TLS, with TRIAGE_WEBHOOK_SECRET, TRIAGE_DASHBOARD_TOKEN and TRIAGE_DB set
 
     POST /webhook takes GitHub's deliveries, signed with TRIAGE_WEBHOOK_SECRET
     (X-Hub-Signature-256; wrong or missing: 401). Each completed workflow run
@@ -157,7 +161,7 @@ def serve(
     import gc
 
     from triage.github.comments import validate_login
-    from triage.serve.app import Settings, run
+    from triage.serve.app import Settings, check_settings, run
 
     gc.enable()  # off for a short command (triage.__main__); a server that stays up collects its cycles
     if bot_login is not None:
@@ -166,6 +170,10 @@ def serve(
     if secret is None and not insecure_no_signature:
         raise InputError("set TRIAGE_WEBHOOK_SECRET to the webhook's secret "
                          "(or, on a loopback address only, pass --insecure-no-signature)")
+    settings_check = Settings(db_url="", secret=secret.encode() if secret else None, host=host, auth=auth,
+                              open_dashboard=open_dashboard)
+    check_settings(settings_check)  # before the knowledge base is opened
     url, _ = _open(create=True)
     run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
-                 auth=auth, max_attempts=max_attempts, bot_login=bot_login), post=_post_report)
+                 auth=auth, max_attempts=max_attempts, bot_login=bot_login, open_dashboard=open_dashboard,
+                 grace=grace), post=_post_report)

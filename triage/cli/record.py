@@ -114,7 +114,7 @@ def add_run(
     base_id = parse.check_text("--run-id", run_id, required=True)
     items = [store.RunInput(
         run_id=base_id if len(repeats) == 1 else f"{base_id}-r{i}",  # one run per repeat, pooled as repeats
-        config=parse.check_text("--config", config, required=True),
+        config=parse.check_config("--config", config),
         status=parse.parse_status(status),
         metrics=metrics,
         provenance=provenance,
@@ -232,9 +232,12 @@ def import_(
     from the file is kept. The investigation is evaluated once, after the import.
     """
     from triage.ingest.importer import guess_format, import_file
+    from triage.inputs import check_regular
     from triage.kb import alongside, configruns, parallel, store
 
     fmt = guess_format(file, format)
+    if file != "-":
+        check_regular(file)  # before anything opens it: a FIFO blocks
     url, _ = _open(create=True)
     _ready_to_evaluate()
     with store.session(url) as s:

@@ -69,17 +69,20 @@ def report(
     _check_format(format, "markdown", "json", "text")
     if fit and format != "markdown":
         raise InputError("--fit shortens the markdown comment: use it with --format markdown")
-    _, model = _model(pr, repo, since, runs=_runs_limit(runs), full=full)
-    if format == "json":
-        text = render.to_json(model)
-    elif format == "text":
-        width, color = _terminal(output)
-        text = render.to_text(model, width=width, color=color)
-    elif fit:
-        text = _fitted(model, templates)
-    else:
-        text = render.to_markdown(model, templates)
-    _write(text, output)
+
+    def emit(model: dict) -> None:  # in the command's transaction: a failed write writes nothing
+        if format == "json":
+            text = render.to_json(model)
+        elif format == "text":
+            width, color = _terminal(output)
+            text = render.to_text(model, width=width, color=color)
+        elif fit:
+            text = _fitted(model, templates)
+        else:
+            text = render.to_markdown(model, templates)
+        _write(text, output)
+
+    _model(pr, repo, since, runs=_runs_limit(runs), full=full, emit=emit)
 
 
 bisect_app = typer.Typer(no_args_is_help=False, subcommand_metavar="[mark ...]")

@@ -279,6 +279,12 @@ class GitHubClient:
         if token is None:
             token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
         self._token = (token or "").strip() or None
+        if self._token is not None and not (self._token.isascii() and self._token.isprintable()
+                                            and " " not in self._token):
+            bad = next(c for c in self._token if not c.isascii() or not c.isprintable() or c == " ")
+            # an HTTP header holds ASCII only; the token itself is never shown
+            raise InputError(f"the GitHub token (GITHUB_TOKEN or GH_TOKEN) holds a character no token has "
+                             f"(U+{ord(bad):04X}); copy it again")
         self.timeout = timeout
         self.max_retries = max(0, int(max_retries))
         self.max_wait = float(max_wait)

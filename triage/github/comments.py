@@ -43,8 +43,8 @@ from .client import GitHubClient, GitHubError, GitHubNetworkError, GitHubNotFoun
 __all__ = ["PostResult", "upsert_comment", "own_login", "find_own_comment", "validate_repo", "validate_login", "DEFAULT_BOT_LOGIN"]
 
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
-_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
-_LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}\Z")
+_LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?\Z")
 
 
 @dataclass

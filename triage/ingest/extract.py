@@ -20,7 +20,7 @@ numbers stay those of the log.
 
 ``pick`` says which match counts when an extractor matches several lines:
 ``"last"`` (the default: the final score of an eval that printed progress)
-or ``"first"``.  A match whose ``value`` is not a finite number (or, for a
+or ``"first"``.  A match whose ``value`` is not a number in range (``triage.numbers``; or, for a
 status, not in the map) does not count.  When several extractors give the
 same metric or provenance key, or several give a status, the one declared
 first wins; ``found`` lists every counted match, for showing the user.
@@ -33,7 +33,6 @@ debug counters) are declared in its rule file.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -41,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from triage.errors import InputError
 from triage.ingest.logs import ANSI, Block, blocks, hit_lines
 from triage.ingest.userregex import UserRegexError, compile_user
+from triage.numbers import in_range
 
 __all__ = [
     "Extractor",
@@ -188,7 +188,7 @@ def _number(text: str) -> float | None:
         v = float(t)
     except ValueError:
         return None
-    return v if math.isfinite(v) else None
+    return v if in_range(v) else None
 
 
 def _count(text: str | None) -> int | None:

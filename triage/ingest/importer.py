@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from triage import limits
 from triage.errors import InputError
+from triage.inputs import bounded_lines, check_regular
 from triage.ingest.records import Record, ScalesOf, check_record, quick_line, quick_record, read_csv
 from triage.ingest.runs import metric_scales
 from triage.kb import store
@@ -57,6 +58,7 @@ def _open(path: str, text: bool) -> Any:
         if raw is None:  # a text stream without bytes under it
             return sys.stdin if text else io.BytesIO(sys.stdin.read().encode("utf-8"))
         return io.TextIOWrapper(raw, encoding="utf-8", newline="") if text else raw
+    check_regular(path)  # a FIFO would block
     try:
         return open(path, encoding="utf-8", newline="") if text else open(path, "rb")
     except FileNotFoundError:
@@ -70,6 +72,19 @@ def _open(path: str, text: bool) -> Any:
 Batch = tuple[list[int], list[tuple]]  # line numbers and the checked records on them (Record's fields)
 
 
+class DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list) -> dict:
+    """A JSON object whose keys are all different (else the last would win unseen)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        raise DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
+
+
 def _slow_line(raw: bytes, where: str, scales: Optional[ScalesOf] = None) -> Optional[Record]:
     """A line the quick path refused: parsed and checked one field at a
     time, for the message that names its problem (None: a blank line)."""
@@ -80,7 +95,9 @@ def _slow_line(raw: bytes, where: str, scales: Optional[ScalesOf] = None) -> Opt
     except UnicodeDecodeError:
         raise InputError(f"{where}: not UTF-8 text") from None
     try:
-        rec = json.loads(line)
+        rec = json.loads(line, object_pairs_hook=_no_duplicates)
+    except DuplicateKey as e:
+        raise InputError(f"{where}: the key {e.args[0]!r} is given twice") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
     except RecursionError:
@@ -97,8 +114,9 @@ def _jsonl_batches(fh: Any, path: str, scales: Optional[ScalesOf] = None) -> Ite
     takes the slow path, which checks it on its scale)."""
     first = 1
     most = limits.get("text")
+    source = bounded_lines(fh, path)
     while True:
-        lines = list(islice(fh, BATCH))
+        lines = list(islice(source, BATCH))
         if not lines:
             return
         records = [quick_line(x, most) for x in lines]
@@ -114,7 +132,7 @@ def _jsonl_batches(fh: Any, path: str, scales: Optional[ScalesOf] = None) -> Ite
 
 
 def _csv_batches(fh: Any, path: str, scales: Optional[ScalesOf] = None) -> Iterator[Batch]:
-    rows = read_csv(fh, path)
+    rows = read_csv(bounded_lines(fh, path), path)
     while True:
         chunk = list(islice(rows, BATCH))
         if not chunk:

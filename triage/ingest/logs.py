@@ -1,4 +1,4 @@
-"""Streaming log readers: plain or gzip files, or standard input.
+"""Streaming log readers: plain or compressed files, or standard input.
 
 ``open_log(path)`` returns a :class:`LogReader`, which is an iterator over the
 log's lines (decoded as UTF-8 with ``errors="replace"``, without the trailing
@@ -8,9 +8,10 @@ newline) and a context manager that closes the file::
         for line in log:
             ...
 
-``-`` means standard input.  Gzip is recognised by its magic bytes
-(``1f 8b``), never by the file name, so ``run.log`` holding gzip data and
-``run.gz`` holding plain text both read correctly.
+``-`` means standard input.  gzip, xz, bzip2 and zstd are recognised by
+their magic bytes, never by the file name, so ``run.log`` holding gzip data
+and ``run.gz`` holding plain text both read correctly; other binary data is
+refused (:mod:`triage.ingest.compressed`).
 
 Lines end at ``\\n``; a ``\\r`` right before it is dropped (CRLF logs), a lone
 ``\\r`` (progress bars redrawing themselves) stays inside the line.  A final
@@ -19,8 +20,8 @@ line without a newline is still a line; an empty file has no lines.
 Memory stays flat in the log size: the reader holds one block (``size``
 bytes, 8 MiB by default) at a time.  A line longer than ``TRIAGE_MAX_LOG_LINE``
 bytes (8 MiB) is cut to that many bytes and counted in ``lines_cut``; a log
-of more than ``TRIAGE_MAX_LOG_BYTES`` (8 GiB, decompressed), or a gzip log
-that expands more than ``TRIAGE_MAX_GZIP_RATIO`` times (200, checked past its
+of more than ``TRIAGE_MAX_LOG_BYTES`` (8 GiB, decompressed), or a compressed
+log that expands more than ``TRIAGE_MAX_GZIP_RATIO`` times (200, checked past its
 first 64 MiB), is refused.  Scanners that want speed over big logs
 use :meth:`LogReader.spans` (no copies), :meth:`LogReader.byte_blocks` or
 :func:`iter_chunks`, which hand out whole lines in large blocks so that one
@@ -30,17 +31,15 @@ lines (a reader, a list, a string) into such blocks.
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import re
 import sys
-import zlib
 from itertools import islice
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional
 
 from triage import limits
 from triage.errors import InputError
+from triage.ingest.compressed import DECODE_ERRORS, check_text, sniff
 
 __all__ = ["LogReader", "open_log", "iter_chunks", "Block", "blocks", "hit_lines", "ANSI", "BLOCK_SIZE"]
 
@@ -51,75 +50,8 @@ ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-
 BLOCK_SIZE = 8 << 20
 #: Lines per block when cutting an ordinary iterable of lines into blocks.
 BATCH_LINES = 8192
-_GZIP_MAGIC = b"\x1f\x8b"
 #: The gzip ratio is checked once this much has been decompressed.
 _RATIO_AFTER = 64 << 20
-
-
-class _Prefixed(io.RawIOBase):
-    """A read-only stream that yields ``head`` and then the rest of ``raw``.
-
-    Used to sniff the gzip magic on a stream that cannot seek or peek (a pipe
-    on standard input, or a test's ``BytesIO`` standing in for it).
-    """
-
-    def __init__(self, head: bytes, raw: BinaryIO) -> None:
-        super().__init__()
-        self._head = head
-        self._raw = raw
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._raw.read(len(b))
-        if not data:
-            return 0
-        b[: len(data)] = data
-        return len(data)
-
-
-class _Counted:
-    """A file-like object for the gzip decoder that counts the compressed bytes read."""
-
-    def __init__(self, raw: BinaryIO) -> None:
-        self.raw = raw
-        self.count = 0
-
-    def read(self, n: int = -1) -> bytes:
-        data = self.raw.read(n)
-        self.count += len(data)
-        return data
-
-
-def _sniff(raw: BinaryIO) -> BinaryIO:
-    """Wrap ``raw`` in a gzip decoder when it starts with the gzip magic
-    (its ``fileobj`` is then a :class:`_Counted`)."""
-    head = b""
-    peek = getattr(raw, "peek", None)
-    if peek is not None:
-        try:
-            head = peek(2)[:2]
-        except (OSError, ValueError):
-            head = b""
-    if len(head) < 2:
-        # No peek, or a pipe that has delivered a single byte so far: read the
-        # two bytes and put them back in front of the stream.
-        head = b""
-        while len(head) < 2:
-            more = raw.read(2 - len(head))
-            if not more:
-                break
-            head += more
-        raw = io.BufferedReader(_Prefixed(head, raw), buffer_size=1 << 16)  # type: ignore[assignment]
-    if head == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=_Counted(raw), mode="rb")  # type: ignore[return-value,arg-type]
-    return raw
 
 
 class LogReader:
@@ -144,14 +76,14 @@ class LogReader:
                 raise InputError(f"{path}: cannot read log file: {e.strerror or e}") from None
             self._owned = raw
         self._raw = raw
-        self._stream = _sniff(raw)
-        self._compressed: Optional[_Counted] = getattr(self._stream, "fileobj", None)
+        self._stream, self._compressed = sniff(raw, path)
         #: Lines longer than ``max_line`` bytes: kept cut to that many bytes.
         self.lines_cut = 0
         self.max_line = max(limits.get("log_line"), 1 << 10)
         self._max_bytes = limits.get("log_bytes")
         self._max_ratio = limits.get("gzip_ratio")
         self._read = 0
+        self._checked = False  # whether the first bytes were looked at for text
         self._lines: Iterator[str] | None = None
         self._started = False
         #: Called after each block has been read and handed out (a progress bar).
@@ -225,6 +157,8 @@ class LogReader:
                     n = readinto(view[have:])
                 if not n:
                     break
+                if not self._checked:
+                    self._text(buf, have + n)
                 self._count(n)
                 total = have + n
                 if skipping:
@@ -243,8 +177,12 @@ class LogReader:
                 buf[:have] = buf[cut + 1 : total]
             if have and not skipping:
                 yield self._crlf(buf, have)
-        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
+        except DECODE_ERRORS as e:
             raise InputError(f"{self.path}: cannot read log file: {e}") from None
+
+    def _text(self, data: Any, n: int) -> None:
+        self._checked = True
+        check_text(data, n, self.path)
 
     def _count(self, n: int) -> None:
         """Refuse a log past the size limit, or a gzip one that expands like a bomb."""
@@ -254,7 +192,7 @@ class LogReader:
                              "TRIAGE_MAX_LOG_BYTES raises the limit")
         packed = self._compressed
         if packed is not None and self._read > _RATIO_AFTER and self._read > self._max_ratio * max(packed.count, 1):
-            raise InputError(f"{self.path}: the gzip data expands more than {self._max_ratio:,} times "
+            raise InputError(f"{self.path}: the {packed.kind} data expands more than {self._max_ratio:,} times "
                              "(a decompression bomb?); TRIAGE_MAX_GZIP_RATIO raises the limit")
 
     def _spans_by_read(self) -> Iterator[tuple[bytes, int]]:
@@ -266,6 +204,8 @@ class LogReader:
             data = read(size)
             if not data:
                 break
+            if not self._checked:
+                self._text(data, len(data))
             self._count(len(data))
             if skipping:
                 nl = data.find(b"\n")

@@ -34,9 +34,10 @@ from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Mappin
 
 from triage.errors import InputError
 from triage import limits
+from triage import numbers as _numbers
 from triage.ingest.runs import (
-    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, NO_SCALES, storable, check_text, normalise_metrics, parse_status, parse_time,
-    proportion_problem,
+    _NAME, MAX_N, MAX_YEAR, MIN_YEAR, NO_SCALES, storable, check_config, check_text, normalise_metrics, parse_status,
+    parse_time, proportion_problem,
 )
 from triage.kb.store import RunInput
 from triage.rules.schema import ALIASES, STATUSES
@@ -127,7 +128,7 @@ def quick_record(rec: Any) -> Optional[Record]:
             if type(v) is not dict:
                 return None
             value, n = v.get("value"), v.get("n")
-            if type(value) is not float or value - value != 0.0 or len(v) != (1 if n is None else 2) or (
+            if type(value) is not float or not -_numbers.MAGNITUDE <= value <= _numbers.MAGNITUDE or len(v) != (1 if n is None else 2) or (
                     n is not None and (type(n) is not int or not 1 <= n <= MAX_N or not 0.0 <= value <= 1.0)):
                 return None
         if not _GOOD_NAMES.issuperset(metrics):
@@ -159,7 +160,8 @@ if msgspec is not None:
     _Name = Annotated[str, msgspec.Meta(pattern=_NAME.pattern)]
     _Id = Annotated[str, msgspec.Meta(min_length=1)]
 
-    _Finite = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+    # Out of range (triage.numbers) takes the slow path, which says why.
+    _Finite = Annotated[float, msgspec.Meta(ge=-_numbers.MAGNITUDE, le=_numbers.MAGNITUDE)]
 
     class _Metric(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
         """Encodes as the stored form, ``{"value": v}`` or ``{"value": v, "n": n}``."""
@@ -226,12 +228,28 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
         rec = _astuple(_decode_line(line))
     except Exception:  # msgspec.DecodeError and ValidationError
         return None
+    if _twice(raw, rec):
+        return None  # msgspec keeps the last of a key given twice: the slow path refuses it
     when = rec[7]
-    if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip():
+    if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip() or (
+            not rec[2].isprintable()):
         return None
     if rec[3] in ALIASES:  # an older status word: stored as its outcome
         rec = (*rec[:3], ALIASES[rec[3]], *rec[4:])
     return rec
+
+
+_QUOTED = {name: f'"{name}"'.encode() for name in FIELDS}
+
+
+def _twice(raw: bytes, rec: tuple) -> bool:
+    """Whether a key may stand twice in the line: one of its fields, metric
+    names or provenance keys is written more than once (a value spelling a
+    key also counts: that line then takes the slow path, which knows)."""
+    count = raw.count
+    if any(count(q) > 1 for q in _QUOTED.values()):
+        return True
+    return any(count(f'"{k}"'.encode()) > 1 for part in (rec[4], rec[5]) for k in part)
 
 
 def _check_slowly(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> Record:
@@ -275,6 +293,7 @@ def _check_slowly(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> Re
     for key, v in (("run_id", run_id), ("config", config), *((k, get(k)) for k in _TEXT),
                    *((f"provenance key {k!r}", k) for k in prov), *((f"provenance {k}", v) for k, v in prov.items())):
         check_text(f"{where}: {key}", v, required=key in ("run_id", "config"))
+    check_config(f"{where}: config", config)
     excluded = get("excluded")
     if excluded is not None and type(excluded) is not bool:
         raise InputError(f"{where}: excluded must be true or false")
@@ -306,7 +325,7 @@ _GOOD_NAMES: set[str] = set()  # metric names already checked
 def _plain_text(rec: dict) -> bool:
     """Whether every text of a record (of the usual types) is storable:
     no NUL, none too long (:func:`~triage.ingest.runs.check_text` says why not)."""
-    if not rec["run_id"].strip() or not rec["config"].strip():
+    if not rec["run_id"].strip() or not rec["config"].strip() or not rec["config"].isprintable():
         return False
     cap = limits.get("text")
     prov = rec.get("provenance") or {}

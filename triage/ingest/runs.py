@@ -9,9 +9,10 @@ from typing import Any, Iterable, Mapping, Optional
 
 from triage import limits
 from triage.errors import InputError
+from triage.numbers import out_of_range
 from triage.rules.schema import OUTCOMES, STATUSES, outcome
 
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*\Z")  # \Z: "$" would take a final newline
 #: The largest sample count (the knowledge base's integers are 32-bit on PostgreSQL).
 MAX_N = 2**31 - 1
 
@@ -31,6 +32,27 @@ def check_text(what: str, value: Optional[str], *, required: bool = False) -> Op
     if len(value) > cap:
         raise InputError(f"{what}: {len(value):,} characters, more than {cap:,}; TRIAGE_MAX_TEXT raises the limit")
     return value
+
+
+def check_config(what: str, value: Optional[str]) -> str:
+    """A config name: text as :func:`check_text` wants it, and nothing
+    invisible (zero-width or bidirectional characters), which would make
+    two names that look the same."""
+    check_text(what, value, required=True)
+    assert value is not None
+    if not value.isprintable():  # rare: only then is each character looked at
+        import unicodedata
+
+        bad = next((c for c in value if unicodedata.category(c) in _INVISIBLE), None)
+        if bad is not None:
+            raise InputError(f"{what} {value!r}: an invisible character (U+{ord(bad):04X}) is not allowed")
+    return value
+
+
+#: Unicode categories of characters that show nothing: format characters (zero-width
+#: spaces and joiners, bidirectional controls).  Control characters and line
+#: separators are shown escaped wherever triage prints a name.
+_INVISIBLE = frozenset(["Cf"])
 
 
 def storable(value: str) -> bool:
@@ -98,6 +120,8 @@ def parse_metric(text: str, scales: Optional[Mapping[str, float]] = NO_SCALES) -
     value = _finite(value_text)
     if value is None:
         raise InputError(f"--metric {text!r}: the value must be a finite number")
+    if out_of_range(value):
+        raise InputError(f"--metric {text!r}: the value is {out_of_range(value)}")
     out: dict[str, Any] = {"value": value}
     if slash:
         count = n_text.strip()
@@ -194,7 +218,7 @@ def parse_time(text: Optional[str]) -> Optional[datetime]:
 MIN_YEAR, MAX_YEAR = 1970, 9998
 
 
-_AGE = re.compile(r"^(\d{1,12})\s*([mhdw])$")
+_AGE = re.compile(r"^(\d{1,12})\s*([mhdw])\Z")
 _AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -238,6 +262,8 @@ def normalise_metrics(raw: Any, where: str, scales: Mapping[str, float] = NO_SCA
         if finite is None:
             shown = repr(value) if not isinstance(value, int) else f"a {len(str(abs(value)))}-digit integer"
             raise InputError(f"{where}: metric {name} must be a finite number, got {shown}")
+        if out_of_range(finite):
+            raise InputError(f"{where}: metric {name} is {out_of_range(finite)}, got {value!r}")
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N):
             raise InputError(f"{where}: metric {name}: n must be a whole number from 1 to {MAX_N:,}, got {n!r}")
         problem = _scale_problem(name, finite, n, scales)

@@ -248,6 +248,24 @@ def session(url: str) -> Iterator[Session]:
             raise
 
 
+_read_engines: dict[str, Engine] = {}
+
+
+@contextmanager
+def read_session(url: str) -> Iterator[Session]:
+    """A session that only reads and never waits for, nor takes, the write
+    lock (:func:`read_engine`): for pages that show the knowledge base while
+    writers work (the dashboard), so that a slow page holds up no writer."""
+    engine = _read_engines.get(url)
+    if engine is None:
+        engine = _read_engines[url] = read_engine(url)
+    with Session(engine, expire_on_commit=False) as s:
+        try:
+            yield s
+        finally:
+            s.rollback()
+
+
 def read_engine(url: str) -> Engine:
     """An engine whose connections only read, each transaction from one
     snapshot, and never wait for a writer: on SQLite, query-only connections

@@ -13,6 +13,7 @@ from sqlmodel import Session
 from triage.errors import InputError, NoInvestigation
 from triage.kb import models as m
 from triage.kb.db import now
+from triage.numbers import in_range
 
 
 def find_investigation(s: Session, pr: Optional[int] = None, repo: Optional[str] = None,
@@ -190,7 +191,7 @@ def runs_of_rows(batches: Any) -> list[Any]:
              pk) in rows:
             mm = metrics_of.get(metrics)
             if mm is None:
-                mm = metrics_of[metrics] = {k: (float(v["value"]), v.get("n")) for k, v in decode(metrics).items()}
+                mm = metrics_of[metrics] = _computable(decode(metrics))
             pp = provenance_of.get(provenance)
             if pp is None:
                 pp = provenance_of[provenance] = {k: str(v) for k, v in decode(provenance).items()}
@@ -202,6 +203,19 @@ def runs_of_rows(batches: Any) -> list[Any]:
                     when = _iso(when)
             append(RunRec(run_id, text(config, config), text(status, status), mm, pp, url, when, note,
                           bool(excluded), excluded_reason, signature, pk))
+    return out
+
+
+def _computable(metrics: dict) -> dict:
+    """A run's metrics for the engine: a value out of triage's range
+    (:mod:`triage.numbers`), stored by a triage that took any finite number,
+    stays in the knowledge base (and its exports) but is not computed with,
+    so that the investigation still reports."""
+    out = {}
+    for k, v in metrics.items():
+        value = float(v["value"])
+        if in_range(value):
+            out[k] = (value, v.get("n"))
     return out
 
 

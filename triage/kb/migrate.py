@@ -10,8 +10,9 @@ version N is ``migrations/versions/NNNN_*.py`` (an Alembic revision
   not import Alembic, so that start-up stays fast;
 * at an older version: it is upgraded, in one transaction, after a copy of a
   SQLite file is saved next to it (``kb.sqlite.v1.bak``);
-* with tables but no version, or a version this triage does not know: refused
-  (:class:`~triage.errors.RuntimeFailure`), with what to do.
+* with tables but no version, or a version this triage does not know, or a
+  file that is no SQLite database: refused as bad input
+  (:class:`~triage.errors.InputError`, exit 2), with what to do.
 
 Concurrent openers are serialised while they create or upgrade (SQLite's
 ``BEGIN IMMEDIATE``, a transaction-scoped advisory lock on PostgreSQL), and
@@ -28,9 +29,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from sqlalchemy import text
+from sqlalchemy.exc import DatabaseError
 from sqlalchemy.engine import Connection, Engine
 
-from triage.errors import RuntimeFailure
+from triage.errors import InputError
 
 VERSIONS = Path(__file__).resolve().parent / "migrations" / "versions"
 _FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.py$")
@@ -112,13 +114,19 @@ def prepare(engine: Engine, where: str, *, upgrade: bool = True, notify: Any = N
     ``upgrade=False`` only checks (``triage db status``).  ``notify(text)``
     hears about an upgrade (for stderr).  Returns the status found first.
     """
-    with engine.connect() as conn:
-        first = read_status(conn)
-        conn.rollback()
+    try:
+        with engine.connect() as conn:
+            first = read_status(conn)
+            conn.rollback()
+    except DatabaseError as e:
+        if "file is not a database" not in str(e):
+            raise
+        raise InputError(f"the knowledge base {where} is not a SQLite database: point --db at a knowledge "
+                         "base, or at a new file to start one") from None
     if first.state == "current" or (not upgrade and first.state in ("older", "empty")):
         return first
     if first.state in ("unknown", "newer"):
-        raise RuntimeFailure(refusal(first, where))
+        raise InputError(refusal(first, where))
     backup = backup_sqlite(engine, first.version) if first.state == "older" else None
     with engine.begin() as conn:
         _locked(conn)
@@ -131,7 +139,12 @@ def prepare(engine: Engine, where: str, *, upgrade: bool = True, notify: Any = N
                 saved = f" (the previous file is saved as {backup})" if backup else ""
                 notify(f"upgraded the knowledge base {where} from schema version {now.version} to {now.head}{saved}")
         elif now.state != "current":
-            raise RuntimeFailure(refusal(now, where))
+            raise InputError(refusal(now, where))
+        elif backup is not None:  # another process upgraded it meanwhile: its copy is the one to keep
+            Path(backup).unlink(missing_ok=True)
+            if notify is not None:
+                notify(f"the knowledge base {where} was upgraded to schema version {now.head} by another "
+                       "process meanwhile")
     return first
 
 

@@ -30,6 +30,7 @@ from triage.kb.db import (
     lock_investigation,
     missing_file,
     now,
+    read_session,
     resolve_url,
     session,
     sync_on_open,
@@ -80,7 +81,7 @@ __all__ = [
     "m",
     # db
     "BUSY_RETRIES", "BUSY_TIMEOUT", "DEFAULT_DB", "discard_new", "get_engine", "json_text", "lock_investigation",
-    "missing_file", "now", "resolve_url", "session", "sync_on_open",
+    "missing_file", "now", "read_session", "resolve_url", "session", "sync_on_open",
     # sync
     "sync_rules",
     # investigations

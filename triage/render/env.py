@@ -9,15 +9,15 @@ comment (and so never forge or close the hidden marker), inject HTML, or
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
-from functools import lru_cache, wraps
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 from urllib.parse import quote
 
 from triage import limits
 from triage.errors import InputError
 from triage.render.commands import wrap
+from triage.render.sandbox import check_template, render_string  # noqa: F401  (rule-file templates)
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;"})
@@ -103,7 +103,7 @@ def link(text: Any, url: Optional[str], refs: Optional["LinkRefs"] = None) -> st
     once, at the end of the comment.
     """
     label = md(text)
-    if not url or not re.match(r"^https?://[^\s<>()\"']+$", str(url)):
+    if not url or not re.match(r"^https?://[^\s<>()\"']+\Z", str(url)):
         return label
     target = quote(str(url), safe=_URL_SAFE)
     if refs is not None:
@@ -166,146 +166,3 @@ def environment(extra: Optional[str] = None) -> Any:
     env.filters.update(md=md, cell=cell, html=html, code=code, link=pass_context(_link_filter), block=block,
                        shell=wrap)
     return env
-
-
-class TemplateLimit(Exception):
-    """A rule-file template went past a limit (see :func:`render_string`)."""
-
-
-def _bounded_sandbox() -> Any:
-    """A sandbox that refuses, before computing it, any value bigger than the
-    output limit: ``'x' * 3000000000`` is never allocated."""
-    from jinja2.sandbox import SandboxedEnvironment
-
-    class Bounded(SandboxedEnvironment):
-        intercepted_binops = frozenset(["*", "**", "+", "<<"])
-
-        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            cap = limits.get("template_output")
-            size = _result_size(operator, left, right)
-            if size > cap:
-                raise TemplateLimit(f"would make a value of {size:,} characters")
-            if operator in ("**", "<<") and isinstance(right, (int, float)) and abs(right) > 64:
-                raise TemplateLimit(f"{operator} {right} is too large a power")
-            return super().call_binop(context, operator, left, right)
-
-        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-            # str.format comes wrapped by the sandbox: its string is the wrapped method's __self__
-            _check_args((getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None), *args), kwargs)
-            return super().call(__context, __obj, *args, **kwargs)
-
-    return Bounded
-
-
-_WIDE = re.compile(r"\d{6,}")  # a width or precision in a format string
-
-
-def _check_args(args: tuple, kwargs: dict) -> None:
-    """Refuse a call whose numbers (or format widths) exceed the output limit:
-    ``'x'|center(10**9)`` or ``'%999999999d'|format(1)`` allocate in C."""
-    cap = limits.get("template_output")
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, int) and not isinstance(a, bool) and abs(a) > cap:
-            raise TemplateLimit(f"a call with the number {a:,} is refused")
-        if isinstance(a, str) and ("%" in a or "{" in a) and any(int(w) > cap for w in _WIDE.findall(a)):
-            raise TemplateLimit("a format width over the output limit is refused")
-
-
-def _bounded_filter(f: Any) -> Any:
-    @wraps(f)
-    def bounded(*args: Any, **kwargs: Any) -> Any:
-        _check_args(args, kwargs)
-        return f(*args, **kwargs)
-
-    return bounded
-
-
-def _size(value: Any) -> int:
-    return len(value) if isinstance(value, (str, bytes, list, tuple)) else 0
-
-
-def _result_size(operator: str, left: Any, right: Any) -> int:
-    """The length of ``left OPERATOR right`` when it is a sequence, else 0."""
-    if operator == "+":
-        return _size(left) + _size(right)
-    if operator == "*":
-        for seq, times in ((left, right), (right, left)):
-            if _size(seq) and isinstance(times, int):
-                return _size(seq) * times
-    return 0
-
-
-@lru_cache(maxsize=1)
-def _string_env() -> Any:
-    from jinja2 import StrictUndefined
-
-    env = _bounded_sandbox()(undefined=StrictUndefined, autoescape=False)
-    env.filters = {name: _bounded_filter(f) for name, f in env.filters.items()}
-    return env
-
-
-def render_string(text: str, values: dict) -> str:
-    """Render a small template from a rule file (``because:``), within the
-    output and time limits (``TRIAGE_MAX_TEMPLATE_OUTPUT``,
-    ``TRIAGE_MAX_TEMPLATE_SECONDS``); past one it is an input error."""
-    from jinja2 import TemplateError
-
-    cap = limits.get("template_output")
-    try:
-        with _deadline(limits.seconds("template_seconds")):
-            out: list[str] = []
-            size = 0
-            for piece in _string_env().from_string(text).generate(**values):
-                size += len(piece)
-                if size > cap:
-                    raise TemplateLimit(f"renders more than {cap:,} characters")
-                out.append(piece)
-            return "".join(out)
-    except TemplateLimit as e:
-        raise InputError(f"the template {_short(text)}: {e}; TRIAGE_MAX_TEMPLATE_OUTPUT and "
-                         "TRIAGE_MAX_TEMPLATE_SECONDS raise the limits") from None
-    except TemplateError as e:
-        return f"{text} [template error: {e}]"
-    except (MemoryError, OverflowError, RecursionError) as e:
-        raise InputError(f"the template {_short(text)}: {type(e).__name__}") from None
-
-
-#: Values like the ones a rule's ``because:`` is rendered with, for a trial render.
-_SAMPLE = {"value": "0.500", "gate": "0.900", "ref": {}, "runs": []}
-
-
-def check_template(text: str) -> None:
-    """Render a ``because:`` once with sample values when a rule file is
-    loaded, so that a template past a limit is refused with its place in the
-    file (ValueError) before anything is written."""
-    try:
-        render_string(text, _SAMPLE)
-    except InputError as e:
-        raise ValueError(e.message) from None
-
-
-def _short(text: str) -> str:
-    one = " ".join(text.split())
-    return repr(one if len(one) <= 60 else one[:59] + "…")
-
-
-@contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Stop the template after ``seconds`` (in the main thread, by a timer signal)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TemplateLimit(f"took more than {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)

@@ -66,6 +66,8 @@ def _range(values: list[float]) -> tuple[float, float]:
     """A y-range a little wider than the values, on round numbers."""
     lo, hi = min(values), max(values)
     span = hi - lo or abs(hi) or 1.0
+    if not math.isfinite(span * 1.2) or span < 1e-300:  # no round numbers out there: the values as they are
+        return (lo, hi) if hi > lo else (lo - 1.0, hi + 1.0)
     step = 10 ** math.floor(math.log10(span / 5))
     lo = math.floor((lo - span * 0.1) / step) * step
     hi = math.ceil((hi + span * 0.1) / step) * step

@@ -18,17 +18,11 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
-from triage import limits
 from triage.errors import InputError, Problem, RuleFileError
+from triage.inputs import read_bounded
 from triage.rules.schema import Condition, RuleFile, Selector
-from triage.rules.yamlhints import hint
+from triage.rules.yamlread import YAML_LOADER, Path_, parse_yaml
 
-try:  # the C parser keeps marks too, and is several times faster
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _Loader = yaml.SafeLoader
-
-Path_ = tuple  # a data path: keys and list indexes
 
 
 @dataclass
@@ -59,87 +53,6 @@ class LoadedFile:
         return self.values.get((), (1, 1))
 
 
-class _Positions:
-    def __init__(self) -> None:
-        self.values: dict[Path_, tuple[int, int]] = {}
-        self.keys: dict[Path_, tuple[int, int]] = {}
-        # The budget: aliases repeat what they name, so a few hundred bytes
-        # can stand for billions of values ("billion laughs").
-        self.left = limits.get("yaml_nodes")
-        self.depth = limits.get("yaml_depth")
-
-
-class _TooBig(Exception):
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-
-
-def _mark(node: yaml.Node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
-
-
-def _build(node: yaml.Node, path: Path_, pos: _Positions, problems: list, fname: str, loader) -> Any:
-    pos.left -= 1
-    if pos.left < 0:
-        line, col = _mark(node)
-        raise _TooBig(Problem(fname, line, col, f"the file expands to more than {limits.get('yaml_nodes'):,} values "
-                              "(YAML aliases repeat what they name); TRIAGE_MAX_YAML_NODES raises the limit"))
-    if len(path) > pos.depth:
-        line, col = _mark(node)
-        raise _TooBig(Problem(fname, line, col, f"nested deeper than {pos.depth} levels; "
-                              "TRIAGE_MAX_YAML_DEPTH raises the limit"))
-    pos.values[path] = _mark(node)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for knode, vnode in node.value:
-            if not isinstance(knode, yaml.ScalarNode):
-                line, col = _mark(knode)
-                problems.append(Problem(fname, line, col, "a key must be a plain value"))
-                continue
-            key = loader.construct_object(knode)
-            if knode.tag == "tag:yaml.org,2002:merge":
-                line, col = _mark(knode)
-                problems.append(Problem(fname, line, col, "merge keys (<<) are not supported"))
-                continue
-            if key in out:
-                line, col = _mark(knode)
-                problems.append(Problem(fname, line, col, f"duplicate key {key!r}"))
-                continue
-            pos.keys[path + (key,)] = _mark(knode)
-            out[key] = _build(vnode, path + (key,), pos, problems, fname, loader)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(v, path + (i,), pos, problems, fname, loader) for i, v in enumerate(node.value)]
-    value = loader.construct_object(node)
-    if isinstance(value, str) and "\x00" in value:
-        line, col = _mark(node)
-        problems.append(Problem(fname, line, col, "a NUL character is not allowed"))
-    return value
-
-
-def parse_yaml(text: str, fname: str) -> tuple[Any, _Positions, list[Problem]]:
-    """Parse one YAML document into plain data plus the position of everything."""
-    problems: list[Problem] = []
-    pos = _Positions()
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, pos, [Problem(fname, 1, 1, "the file is empty")]
-        data = _build(node, (), pos, problems, fname, loader)
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        what = " ".join(x for x in (e.context, e.problem) if x)
-        plain = hint(text, line, what)
-        return None, pos, [Problem(fname, line, col, f"YAML syntax: {what}" + (f"; {plain}" if plain else ""))]
-    except yaml.YAMLError as e:
-        return None, pos, [Problem(fname, 1, 1, f"YAML syntax: {e}")]
-    except _TooBig as e:
-        return None, pos, [e.problem]
-    finally:
-        loader.dispose()
-    return data, pos, problems
 
 
 _EXPECT = {
@@ -290,7 +203,7 @@ def comment_cuts(text: str, fname: str) -> list[Problem]:
     lines = text.splitlines()
     out: list[Problem] = []
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = yaml.compose(text, Loader=YAML_LOADER)
     except yaml.YAMLError:
         return []
     stack = [root] if root is not None else []
@@ -318,9 +231,9 @@ def load_file(path: Path, display: str | None = None) -> tuple[LoadedFile | None
 
     fname = display or str(path)
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        return None, [Problem(fname, 1, 1, f"cannot read: {e.strerror}")]
+        raw = read_bounded(path, "rule_file_bytes")
+    except InputError as e:
+        return None, [Problem(fname, 1, 1, e.message.removeprefix(f"{path}: "))]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -613,8 +526,8 @@ def load_rules(paths: Iterable[str | Path], warnings: list[Problem] | None = Non
             files.append(loaded)
         elif warnings is not None and not any(pr.message.startswith("YAML syntax") for pr in probs):
             try:
-                warnings += comment_cuts(p.read_text(encoding="utf-8"), str(p))
-            except (OSError, UnicodeDecodeError):
+                warnings += comment_cuts(read_bounded(p, "rule_file_bytes").decode("utf-8"), str(p))
+            except (InputError, UnicodeDecodeError):
                 pass
     if warnings is not None:
         warnings += [w for f in files for w in f.warnings]

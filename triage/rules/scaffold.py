@@ -41,11 +41,11 @@ def _num(x: float) -> str:
 
 
 def validate(s: Scaffold) -> None:
-    if not re.match(ID_RE, s.id):
+    if not re.fullmatch(ID_RE, s.id):
         raise InputError(f"--id {s.id!r}: letters, digits and . _ + - only, starting with a letter or digit")
-    if not re.match(REPO_RE, s.repo):
+    if not re.fullmatch(REPO_RE, s.repo):
         raise InputError(f"--repo {s.repo!r}: expected OWNER/NAME")
-    if not re.match(ID_RE, s.metric):
+    if not re.fullmatch(ID_RE, s.metric):
         raise InputError(f"--metric {s.metric!r}: letters, digits and . _ + - only")
     if s.direction not in ("higher", "lower"):
         raise InputError(f"--direction {s.direction!r}: expected higher or lower (which way is better)")

@@ -12,6 +12,8 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from triage.numbers import out_of_range
+
 ID_RE = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
 
 Verdict = Literal["rules_out", "confirms", "supports", "inconclusive"]
@@ -68,6 +70,27 @@ class Strict(BaseModel):
     # NaN and infinities are refused everywhere: `gate: .nan` would silently
     # change every verdict.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _numbers_in_range(cls, v: Any) -> Any:
+        """Every number of a rule file lies in triage's range (triage.numbers):
+        a gate or a reference at 1.7e308 would overflow every statistic."""
+        _check_range(v)
+        return v
+
+
+def _check_range(v: Any) -> None:
+    if isinstance(v, (list, tuple)):
+        for x in v:
+            _check_range(x)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _check_range(x)
+    else:
+        problem = out_of_range(v)
+        if problem:
+            raise ValueError(f"{v!r} is {problem}")
 
 
 Scalar = Union[str, int, float, bool]
@@ -302,7 +325,7 @@ class SubjectSpec(Strict):
 
 def _reference_names(v: dict) -> dict:
     for name in v:
-        if not re.match(ID_RE, name):
+        if not re.fullmatch(ID_RE, name):
             raise ValueError(f"bad reference name {name!r}")
         if name == "gate":
             raise ValueError("'gate' is reserved for the investigation's gate")
@@ -318,7 +341,7 @@ class InvestigationSpec(Strict):
     direction: Literal["higher", "lower"] = "higher"
     gate: Optional[float] = None
     tolerance: Optional[Union[str, float]] = None
-    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    confidence: float = Field(default=0.95, gt=0.5, le=0.999999)  # six digits at most: z stays computable
     references: dict[str, Reference] = {}
     metrics: dict[str, MetricSpec] = {}
     base: Optional[str] = None

@@ -32,14 +32,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from triage.errors import InputError
+from triage import limits
+from triage.errors import InputError, RuntimeFailure, TriageError
 
 from . import dashboard, webhook
+from .intake import Intake, Refused
 from .queue import Queue
 from .worker import Locks, Processor, log_delivery
 
@@ -47,6 +50,8 @@ __all__ = ["Settings", "create_app", "run"]
 
 log = logging.getLogger("triage.serve")
 DELIVERY_ID_MAX = 128
+MAX_PR = 2**31 - 1
+MIN_SECRET = 16
 
 
 @dataclass
@@ -63,6 +68,7 @@ class Settings:
     poll: float = 0.5
     grace: float = 30.0
     bot_login: Optional[str] = None
+    open_dashboard: bool = False  # no token though not on loopback: said on purpose
 
 
 def is_loopback(host: str) -> bool:
@@ -81,43 +87,31 @@ def _reply(status: int, **body: Any) -> JSONResponse:
 def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -> Starlette:
     queue = Queue(settings.db_url, max_attempts=settings.max_attempts, backoff=settings.backoff)
     processor = Processor(settings.db_url, queue, credentials, post, locks=Locks(), bot_login=settings.bot_login)
+    intake = Intake(settings.secret, settings.max_body)
     wake = asyncio.Event()
     stopping = asyncio.Event()
-
-    async def read_body(request: Request) -> Optional[bytes]:
-        """The raw body, or None when it exceeds the limit (read no further)."""
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > settings.max_body:
-            return None
-        data = bytearray()
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > settings.max_body:
-                return None
-        return bytes(data)
 
     async def receive(request: Request) -> Response:
         started = time.monotonic()
         event = request.headers.get("x-github-event", "")
         delivery = request.headers.get("x-github-delivery", "")
-        fields = {"delivery": delivery[:DELIVERY_ID_MAX] or None, "event": event or None}
+        fields = {"delivery": delivery[:DELIVERY_ID_MAX] or None, "event": event[:64] or None}
 
         def answer(status: int, outcome: str, action: Optional[str] = None, **body: Any) -> JSONResponse:
             log_delivery(**fields, action=action, investigation=None, outcome=outcome, http=status,
                          ms=round((time.monotonic() - started) * 1000))
             return _reply(status, outcome=outcome, **body)
 
-        body = await read_body(request)
-        if body is None:
-            return answer(413, "too large", limit=settings.max_body)
-        if settings.secret is not None and not webhook.signature_ok(
-                settings.secret, body, request.headers.get("x-hub-signature-256")):
-            return answer(401, "bad signature")
+        body = await intake.read(request)
+        if isinstance(body, Refused):
+            refused = answer(body.status, body.outcome, **body.extra)
+            refused.headers["connection"] = "close"  # the rest of its body is not read, nor waited for
+            return refused
         if not event or not delivery or len(delivery) > DELIVERY_ID_MAX or not delivery.isprintable():
             return answer(400, "missing X-GitHub-Event or X-GitHub-Delivery")
         try:
             payload = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
             return answer(400, "malformed JSON")
         if not isinstance(payload, dict):
             return answer(400, "malformed JSON")
@@ -138,8 +132,10 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
     def authorised(request: Request) -> bool:
         if not settings.auth:
             return True
-        given = request.headers.get("authorization", "")
-        return hmac.compare_digest(given.encode(), f"Bearer {settings.auth}".encode())
+        scheme, _, given = request.headers.get("authorization", "").strip().partition(" ")
+        # the scheme is case-insensitive (RFC 9110 11.1), the token is not
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            given.strip().encode("utf-8", "replace"), settings.auth.encode("utf-8", "replace"))
 
     def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
         async def wrapped(request: Request) -> Response:
@@ -158,7 +154,7 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
         number, as_json = p["number"], False
         if number.endswith(".json"):
             number, as_json = number[:-5], True
-        if not number.isdigit() or int(number) < 1:
+        if not number.isdigit() or len(number) > 10 or not 1 <= int(number) <= MAX_PR:
             return PlainTextResponse("not found\n", status_code=404)
         found = await run_in_threadpool(dashboard.investigation_page, settings.db_url,
                                         f"{p['owner']}/{p['name']}", int(number))
@@ -183,15 +179,22 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
     async def healthz(request: Request) -> Response:
         # From memory, on the event loop: it answers while the workers and the
         # knowledge base are busy (the queue's counts are at /deliveries.json).
+        # A worker is stuck when one step (a claim, a delivery) has taken it
+        # longer than TRIAGE_MAX_STEP_SECONDS.
         alive = sum(not task.done() for task in tasks)
-        return _reply(200 if alive else 503, ok=bool(alive), workers=alive)
+        now, limit = time.monotonic(), limits.seconds("stuck_seconds")
+        stuck = sum(now - since > limit for since in steps.values())
+        ok = alive > stuck
+        return _reply(200 if ok else 503, ok=ok, workers=alive, stuck=stuck)
 
     pool = ThreadPoolExecutor(max_workers=max(1, settings.workers), thread_name_prefix="triage-worker")
     tasks: list[asyncio.Task] = []
+    steps: dict[int, float] = {}  # worker number -> when its current step began
 
-    async def work() -> None:
+    async def work(number: int) -> None:
         loop = asyncio.get_running_loop()
         while not stopping.is_set():
+            steps[number] = time.monotonic()  # each step starts the clock again
             try:
                 delivery = await loop.run_in_executor(pool, queue.claim)
             except Exception as e:  # the database hiccupped: wait, try again
@@ -204,6 +207,7 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
                     pass
                 wake.clear()
                 continue
+            steps[number] = time.monotonic()
             try:
                 await loop.run_in_executor(pool, processor.handle, delivery)
             except Exception as e:  # it could not even be settled: it stays running until the next start
@@ -216,13 +220,13 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
         counts = await run_in_threadpool(queue.counts)
         log.info(json.dumps({"outcome": "started", "workers": settings.workers, "recovered": recovered,
                              "queued": counts.get("queued", 0)}))
-        tasks[:] = [asyncio.create_task(work()) for _ in range(max(1, settings.workers))]
+        tasks[:] = [asyncio.create_task(work(i)) for i in range(max(1, settings.workers))]
         try:
             yield
         finally:
             stopping.set()
             wake.set()
-            done, pending = await asyncio.wait(tasks, timeout=settings.grace)
+            done, pending = await asyncio.wait(tasks, timeout=settings.grace / 2)
             for task in pending:
                 task.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
@@ -238,7 +242,41 @@ def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -
         Route("/deliveries.json", guarded(deliveries), methods=["GET"]),
         Route("/pr/{owner}/{name}/{number}", guarded(investigation), methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
+                    exception_handlers={TriageError: failed})
+    app.router.redirect_slashes = False  # a redirect would be built from the Host header
+    return app
+
+
+async def failed(request: Request, e: Exception) -> Response:
+    """A page that failed with a triage error (a rule-file template past a
+    limit): its one line, logged as one line, not a traceback."""
+    log.error(json.dumps({"path": request.url.path[:200], "outcome": "error", "error": str(e)[:500]}))
+    return PlainTextResponse(f"Error: {e}\n", status_code=500)
+
+
+class SecurityHeaders:
+    """Every answer: no framing, no sniffing, no referrer; the pages load
+    nothing from anywhere (inline styles and SVG only, no scripts)."""
+
+    HEADERS = [(b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                b"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+               (b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
+               (b"referrer-policy", b"no-referrer")]
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + self.HEADERS
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def _logging() -> None:
@@ -251,18 +289,81 @@ def _logging() -> None:
         logger.propagate = False
 
 
+def check_settings(settings: Settings) -> None:
+    """Refuse settings that would expose the server: no secret off loopback,
+    a short secret, an open dashboard off loopback."""
+    if settings.secret is None and not is_loopback(settings.host):
+        raise InputError(f"--insecure-no-signature listens on loopback only (127.0.0.1, ::1), not {settings.host}")
+    if settings.secret is not None and len(settings.secret.strip()) < MIN_SECRET:
+        raise InputError(f"TRIAGE_WEBHOOK_SECRET must hold at least {MIN_SECRET} characters")
+    if not settings.auth and not settings.open_dashboard and not is_loopback(settings.host):
+        raise InputError(f"--host {settings.host} shows the dashboard to the network: set TRIAGE_DASHBOARD_TOKEN "
+                         "(or --auth TOKEN), or pass --open-dashboard to show it to anyone")
+
+
+def _bind(host: str, port: int) -> Any:
+    """The listening socket, before anything else: a server that cannot bind
+    must not take over the queue of the one that did."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise RuntimeFailure(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
 def run(settings: Settings, post: Callable[..., Any]) -> None:
-    """Start the server (blocks until SIGINT/SIGTERM)."""
+    """Start the server (blocks until SIGINT/SIGTERM).  Within ``grace``
+    seconds of the signal it is gone: connections and the deliveries under
+    way get half each, then whatever still runs is left (the queue finds it
+    at the next start)."""
     import uvicorn
 
     from .auth import describe, from_environment
 
-    if settings.secret is None and not is_loopback(settings.host):
-        raise InputError(f"--insecure-no-signature listens on loopback only (127.0.0.1, ::1), not {settings.host}")
+    check_settings(settings)
+    sock = _bind(settings.host, settings.port)
+    # Threads that evaluate (pages, deliveries) hold the GIL for its switch
+    # interval at a time: a shorter one lets the event loop store a webhook
+    # sooner while they work.
+    sys.setswitchinterval(0.001)
     _logging()
     credentials = from_environment()
     app = create_app(settings, credentials, post)
     log.info(json.dumps({"outcome": "listening", "url": f"http://{settings.host}:{settings.port}",
                          "github": describe(credentials), "signatures": settings.secret is not None}))
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", access_log=False,
-                timeout_graceful_shutdown=int(settings.grace), lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=max(1, int(settings.grace / 2)))
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            _stop_within(settings.grace)
+            super().handle_exit(sig, frame)
+
+    Server(config).run(sockets=[sock])
+
+
+def _stop_within(grace: float) -> None:
+    """A backstop: end the process ``grace`` seconds after the first signal
+    even if a thread is stuck (a network call, a lock)."""
+    import os
+    import threading
+
+    if getattr(_stop_within, "armed", False):
+        return
+    _stop_within.armed = True  # type: ignore[attr-defined]
+
+    def stop() -> None:
+        time.sleep(grace)
+        log.info(json.dumps({"outcome": "stopped", "forced": True, "after_seconds": grace}))
+        logging.shutdown()
+        os._exit(1)
+
+    threading.Thread(target=stop, name="triage-stop", daemon=True).start()

@@ -4,7 +4,8 @@ Server-rendered from the Jinja2 templates in ``templates/dashboard`` with
 autoescaping on, so every text from users and logs is escaped.  The chart is
 drawn here as inline SVG (readable without JavaScript); the bisect strip and
 the hypothesis tree are plain HTML.  Nothing here writes to the knowledge
-base: investigations are evaluated in memory.
+base: investigations are evaluated in memory, in read-only sessions that
+never hold the write lock.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def _bisect_state(model: dict) -> str:
 def overview(url: str) -> list[dict]:
     """One row per investigation, for ``/``."""
     rows = []
-    with store.session(url) as s:
+    with store.read_session(url) as s:
         for inv in store.list_investigations(s):
             model = _model(s, inv)
             post = store.last_post(s, inv.id)
@@ -114,7 +115,7 @@ def overview(url: str) -> list[dict]:
 
 def investigation_page(url: str, repo: str, pr: int) -> Optional[tuple[dict, list, str, str]]:
     """The model, the status history, the mark and why; None when no investigation."""
-    with store.session(url) as s:
+    with store.read_session(url) as s:
         try:
             inv = store.find_investigation(s, pr, repo)
         except InputError:

@@ -116,7 +116,7 @@ class Queue:
         return "queued"
 
     def counts(self) -> dict[str, int]:
-        with store.session(self.url) as s:
+        with store.read_session(self.url) as s:
             rows = s.execute(select(m.Delivery.state, func.count()).group_by(m.Delivery.state)).all()
         return {state: n for state, n in rows}
 
@@ -130,5 +130,5 @@ class Queue:
         q = select(*cols).order_by(m.Delivery.received_at.desc()).limit(limit)
         if state is not None:
             q = q.where(m.Delivery.state == state)
-        with store.session(self.url) as s:
+        with store.read_session(self.url) as s:
             return [m.Delivery(**row._mapping) for row in s.execute(q).all()]
