@@ -58,6 +58,9 @@ WORDS = {
             "either fails the gate or comes out ≈ bad", [("ref", "bad")]),
     "not_": ({"not": {"better_than": "good"}}, "not come out better than good",
              "does not come out better than good", [("ref", "good")]),
+    "subjects": ({"worse_than": "good", "subjects": {"at_least": 3}},
+                 "come out worse than good for at least 3 subjects",
+                 "comes out worse than good for at least 3 subjects", [("ref", "good")]),
 }
 
 

@@ -269,7 +269,7 @@ def test_the_comment_says_what_is_new_and_stays_unchanged_when_nothing_is(cli, g
     (comment,) = gh.comments(REPO, PR)
     line = next(x for x in comment["body"].splitlines() if "New since" in x)
     assert "the last update of this comment" in line and "29500000001" in line
-    assert "status changes: `decode-forward-mode`" in line  # its status changed with that run
+    assert "status changes: `hip-graph` ruled out → inconclusive" in line  # 0.941 next to 0.883: can't tell any more
     writes = len(gh.writes())
     # nothing new: the same line stays, and nothing is edited
     assert cli("post", "--pr", str(PR)).out.startswith("unchanged ")

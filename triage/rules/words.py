@@ -198,6 +198,7 @@ PHRASES: dict[str, Callable[[Condition, Any], Optional[Phrase]]] = {
     "all": _nested("all"),
     "any": _nested("any"),
     "not_": _not,
+    "subjects": _said_elsewhere,  # how the per-subject values combine: see _for_subjects
 }
 
 #: Which runs decide each key (see the module docstring).
@@ -208,8 +209,17 @@ DECIDED_BY: dict[str, str] = {
     "differs_from": "compared", "recovers": "compared", "passes": "compared", "fails": "compared",
     "better_than": "compared", "worse_than": "compared", "no_worse_than": "compared",
     "bisect": "bisect", "first_bad": "bisect", "last_good": "bisect", "done": "bisect",
-    "all": "nested", "any": "nested", "not_": "nested",
+    "all": "nested", "any": "nested", "not_": "nested", "subjects": "own",
 }
+
+
+def _for_subjects(v: Any) -> str:
+    """Which subjects a condition must hold for (its own ``subjects:``)."""
+    if v == "all":
+        return "for every subject"
+    if v == "any":
+        return "for some subject"
+    return f"for at least {v.at_least} subjects"
 
 
 def _selection(c: Condition, own: Optional[str]) -> str:
@@ -235,6 +245,8 @@ def phrase(c: Condition, own: Optional[str] = None) -> Phrase:
     picked = _selection(c, own)
     if picked:
         out = Phrase(f"{out.base} (in {picked})", f"{out.does} (in {picked})")
+    if c.subjects is not None:
+        out = Phrase(f"{out.base} {_for_subjects(c.subjects)}", f"{out.does} {_for_subjects(c.subjects)}")
     return out
 
 
