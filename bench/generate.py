@@ -26,6 +26,7 @@ import subprocess
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -92,15 +93,21 @@ def write(out: Path, runs: int, investigations: int = 1, others_runs: int = 100)
 
 def build(out: Path, runs: int, investigations: int = 1, others_runs: int = 100) -> Path:
     """A knowledge base at ``out/kb.sqlite`` (made once: kept while ``out/done`` names the same sizes)."""
+    return made_once(out, f"{runs} {investigations} {others_runs}",
+                     lambda: write(out, runs, investigations, others_runs))
+
+
+def made_once(out: Path, want: str, write_files: Callable[[], tuple[Path, Path]]) -> Path:
+    """``out/kb.sqlite`` imported from the files ``write_files`` makes (rules, runs), unless
+    ``out/done`` says it was made already from ``want``."""
     stamp = out / "done"
-    want = f"{runs} {investigations} {others_runs}"
     kb = out / "kb.sqlite"
     if stamp.exists() and stamp.read_text() == want and kb.exists():
         return kb
     out.mkdir(parents=True, exist_ok=True)
     for p in out.glob("kb.sqlite*"):
         p.unlink()
-    rules, path = write(out, runs, investigations, others_runs)
+    rules, path = write_files()
     subprocess.run([sys.executable, "-m", "triage", "--db", str(kb), "--rules", str(rules), "import", str(path)],
                    check=True, stdout=subprocess.DEVNULL)
     stamp.write_text(want)

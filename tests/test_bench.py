@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ("bench_report.py", "bench_import.py", "bench_scan.py", "bench_cli.py", "bench_concurrency.py",
-              "bench_instructions.py")
+              "bench_instructions.py", "bench_dashboard.py")
 
 
 def test_every_benchmark_runs_at_its_quick_size():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -95,15 +96,20 @@ def _stored(memo: Memo) -> Memo:
 @settings(max_examples=25, deadline=None)
 @given(st.lists(edit, min_size=1, max_size=6))
 def test_reusing_pieces_equals_a_whole_evaluation(edits: list) -> None:
-    runs = list(RUNS)
+    edited_alike(INV, list(RUNS), edits, _apply)
+
+
+def edited_alike(inv: Investigation, runs: list, edits: list, apply: Callable[[list, tuple, int], list]) -> None:
+    """Apply ``edits`` one after another; after each, the evaluation reusing the stored
+    pieces of the one before must equal a whole one."""
     memo = Memo()
-    evaluate(replace(INV, runs=runs), memo)
+    evaluate(replace(inv, runs=runs), memo)
     for step, e in enumerate(edits):
-        runs = _apply(runs, e, step)
-        whole = evaluate(replace(INV, runs=runs))
+        runs = apply(runs, e, step)
+        whole = evaluate(replace(inv, runs=runs))
         memo = _stored(memo)
-        again = evaluate(replace(INV, runs=runs), memo)
-        assert _seen(again) == _seen(whole), f"step {step}: {e}"
+        again = evaluate(replace(inv, runs=runs), memo)
+        assert _seen(again) == _seen(whole), f"{inv.spec.id}, step {step}: {e}"
 
 
 def test_a_new_run_works_out_only_what_reads_its_config() -> None:
@@ -119,6 +125,25 @@ def test_a_new_run_works_out_only_what_reads_its_config() -> None:
     assert 0 < len(memo.worked) < len(memo.pieces) / 3, memo.worked
     untouched = [n for n in memo.pieces if n.startswith("f:") and n != f"f:{config}"]
     assert untouched and not set(untouched) & set(memo.worked)
+
+
+def test_a_recipes_confounds_are_worked_out_again_only_when_its_base_run_changes() -> None:
+    """A recipe's confounds compare its runs with the newest valid run of its base config:
+    a crashed base run leaves them as they were; a new valid one is the run compared with."""
+    base = INV.spec.base
+    on_base = [f"c:{r.id}" for r in INV.recipes if r.base == base and not r.base_run]
+    memo = Memo()
+    evaluate(replace(INV, runs=RUNS), memo)
+    crashed = replace(RUNS[0], run_id="1", config=base, status="crashed", metrics={}, provenance={},
+                      time="2026-08-01T00:00:00+00:00")
+    memo = _stored(memo)
+    evaluate(replace(INV, runs=RUNS + [crashed]), memo)
+    assert on_base and f"f:{base}" in memo.worked and not set(on_base) & set(memo.worked)
+    valid = replace(crashed, run_id="2", status="failed", metrics={"gsm8k": (0.88, 1319)}, provenance={"sha": "x"})
+    memo = _stored(memo)
+    ev = evaluate(replace(INV, runs=RUNS + [crashed, valid]), memo)
+    whole = evaluate(replace(INV, runs=RUNS + [crashed, valid]))
+    assert set(on_base) <= set(memo.worked) and ev.confounds == whole.confounds
 
 
 def test_nothing_changed_works_out_nothing() -> None:

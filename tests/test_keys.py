@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from triage.rules.keys import Invalid, InvalidRuns, Keys
+from triage.rules.memo import CONFOUNDS  # imported here: its first import is slower than the examples' deadline
+from triage.rules.records import Confound
 
 key = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=1, max_size=8)
 
@@ -150,6 +152,33 @@ def test_invalid_runs_looked_up_before_they_are_merged_say_what_the_merge_says(p
     assert merged.get("\x00") is None and 3 not in merged and dict(merged.items()) == want
 
 
+@given(st.dictionaries(st.sampled_from(["c", "b/c", "x", "a/b"]) | key,
+                       st.lists(st.tuples(st.integers(0, 50), st.sampled_from(["a", "a/b", "1"]) | key, key),
+                                max_size=4, unique_by=lambda x: x[1]), max_size=4),
+       st.lists(key, max_size=3))
+def test_invalid_runs_by_config_say_what_the_merge_says(parts: dict, probes: list) -> None:
+    """Given by config, a key is looked up among the runs of the configs it can be of
+    (``run_id/config``, either holding a "/"): what the merge of every config says."""
+    by_config = {config: Invalid.of((o, f"{i}/{config}", w) for o, i, w in p) for config, p in parts.items()}
+    want = {k: w for _, k, w in sorted((x for p in by_config.values() for x in p), key=lambda x: x[0])}
+    merged = InvalidRuns(by_config)
+    for k in [*want, *probes, *(f"{p}/{c}" for p in probes for c in parts)]:
+        assert merged.get(k) == want.get(k) and (k in merged) == (k in want)
+    assert dict(merged.items()) == want
+
+
+@given(st.lists(st.tuples(st.sampled_from(["1", "a/b", "x"]) | key, st.sampled_from(["c", "b/c", "d/e/f"]) | key),
+                max_size=6))
+def test_the_configs_keys_may_be_of_are_each_split_of_each_key_once(pairs: list) -> None:
+    from triage.rules.keys import configs_of, splits
+
+    keys = [f"{run_id}/{config}" for run_id, config in pairs]
+    want = list(dict.fromkeys(c for k in keys for _, c in splits(k)))
+    got = configs_of(Keys.of(keys))
+    assert sorted(got) == sorted(want) and len(got) == len(set(got))
+    assert all(config in got for _, config in pairs)
+
+
 def test_a_key_is_found_at_its_place_among_keys_kept_whole_or_as_ids() -> None:
     whole = Keys("\x00".join(["1/c", "21/c", "2/c", "x/2/c"]))
     lazy = Keys.suffixed("\x00".join(["1", "21", "2", "x/2"]), "/c")
@@ -175,9 +204,6 @@ text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
                           st.one_of(st.none(), key), st.one_of(st.none(), text)), max_size=8))
 def test_confounds_read_back_as_they_were_stored(rows: list) -> None:
     """A recipe's confounds, stored as columns (or row by row when a value holds a NUL)."""
-    from triage.rules.memo import CONFOUNDS
-    from triage.rules.records import Confound
-
     items = [Confound(run, "recipe-a", k, value, base_value, base_run, declared)
              for run, k, value, base_value, base_run, declared in rows]
     assert CONFOUNDS.decode(json.loads(json.dumps(CONFOUNDS.encode(items)))) == items

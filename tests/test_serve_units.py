@@ -217,3 +217,62 @@ def test_a_delivery_that_fails_on_its_way_makes_the_post_left_to_it(fake_github,
     assert states == ["retrying"]  # its own failure stands, retried later
     (comment,) = fake_github.comments(REPO, PR)  # but the runs the other recorded are posted
     assert str(RUN + 1) in comment["body"] and str(RUN) not in comment["body"]
+
+
+def test_a_dashboard_page_reads_the_stored_view_and_evaluates_only_after_new_runs(seeded, cli, monkeypatch):
+    """A page of an unchanged investigation is the stored view `report` shows, read without an
+    evaluation; after a new run, the page evaluates it (and stores it for the next reader)."""
+    from triage.rules import engine
+    from triage.serve import dashboard
+
+    from triage.render.report import to_json
+
+    url = f"sqlite:///{seeded.parent / 'kb.sqlite'}"
+    report = json.loads(cli("report", "--pr", "30433", "--format", "json").out)
+    calls = []
+    whole = engine.evaluate
+    monkeypatch.setattr(engine, "evaluate", lambda *a, **k: calls.append(1) or whole(*a, **k))
+    model, _, colour, _ = dashboard.investigation_page(url, "sgl-project/sglang", 30433)
+    assert calls == [] and colour in ("green", "amber", "red")
+    assert json.loads(to_json(model)) == report
+    assert len(dashboard.overview(url)) == 3 and len(calls) == 2  # the other two were never evaluated yet
+    assert len(dashboard.overview(url)) == 3 and len(calls) == 2
+    assert cli("add-run", "--pr", "30433", "--run-id", "77", "--config", "kimik26-fp8-1k1k-1p1d",
+               "--status", "passed", "--metric", "gsm8k=0.95/1319").code == 0
+    assert len(calls) == 3  # add-run's own evaluation, which leaves the view to its next reader
+    model, *_ = dashboard.investigation_page(url, "sgl-project/sglang", 30433)
+    assert len(calls) == 4 and any(r["run_id"] == "77" for r in model["runs"])
+    dashboard.investigation_page(url, "sgl-project/sglang", 30433)
+    assert len(calls) == 4  # stored by the page before: read
+
+
+def test_a_dashboard_page_of_a_knowledge_base_it_cannot_write_is_evaluated_in_memory(seeded, cli, monkeypatch):
+    """When storing the fresh view fails (a read-only file or database user), the page still
+    shows it, evaluated in memory, and the knowledge base is left as it was."""
+    from contextlib import contextmanager
+
+    from sqlalchemy.exc import OperationalError
+
+    from triage.kb import store
+    from triage.serve import dashboard
+
+    url = f"sqlite:///{seeded.parent / 'kb.sqlite'}"
+    assert cli("add-run", "--pr", "30433", "--run-id", "78", "--config", "kimik26-fp8-1k1k-1p1d",
+               "--status", "passed", "--metric", "gsm8k=0.95/1319").code == 0
+    writes, real = [], store.session
+
+    @contextmanager
+    def refused(u):
+        writes.append(u)
+        if len(writes) == 1:
+            raise OperationalError("UPDATE", {}, Exception("attempt to write a readonly database"))
+        with real(u) as s:
+            yield s
+
+    monkeypatch.setattr(store, "session", refused)
+    model, _, colour, _ = dashboard.investigation_page(url, "sgl-project/sglang", 30433)
+    assert writes == [url] and any(r["run_id"] == "78" for r in model["runs"]) and colour
+    r = cli("report", "--pr", "30433", "--format", "json")
+    assert r.code == 0, r.err
+    report = json.loads(r.out)
+    assert any(r["run_id"] == "78" for r in report["runs"])

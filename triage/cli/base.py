@@ -201,45 +201,10 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
 
 def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
               helper: Any = None) -> tuple[Any, Any, dict]:
-    """Evaluate and store, re-deriving only the pieces whose runs changed since the
-    last evaluation (``full``: every piece).  ``runs``: the bundle also holds
-    every run (for a view of them).  ``helper``: a process working out part of
-    the pieces (:mod:`triage.kb.parallel`)."""
-    from triage.kb import pieces, snapshot, store
-    from triage.kb.runsource import DbSource
-    from triage.rules.engine import evaluate
+    """Evaluate and store (:func:`triage.views.evaluate`)."""
+    from triage import views
 
-    store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
-    bundle = store.load_bundle(s, inv, runs=False)
-    bundle.source = DbSource(s, inv.id)
-    memo = pieces.load(s, inv.id, snapshot.code_stamp())
-    if full:
-        memo.stored = {}
-    if helper is not None:
-        helper.help(s, bundle, memo)
-    ev = evaluate(bundle, memo)
-    pieces.save(s, inv.id, memo)
-    changed = store.store_evaluation(s, inv.id, ev)
-    if memo.worked or changed:  # the stored view may be of other runs than its fingerprint says
-        snapshot.drop(s, inv.id)
-    if runs:  # every run in the bundle: it can be rendered after the session ends
-        bundle.runs, bundle.source = bundle.source.all(), None
-    return bundle, ev, changed
-
-
-def _evaluate_kept(s: Any, inv: Any, runs: Optional[int] = 50, *, full: bool = False,
-                   helper: Any = None) -> tuple[Any, Any, dict, dict]:
-    """:func:`_evaluate`, and the view model with the newest ``runs`` runs, kept
-    for the next report of an unchanged knowledge base."""
-    from triage.kb import snapshot
-    from triage.render.report import DEFAULT_RUNS, build
-
-    bundle, ev, changed = _evaluate(s, inv, full=full, helper=helper)  # the view reads the runs it shows from the source
-    model = build(bundle, ev, runs_limit=runs)
-    if runs == DEFAULT_RUNS:
-        untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses if h.id in ev.untested]
-        snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested})
-    return bundle, ev, changed, model
+    return views.evaluate(s, inv, runs=runs, full=full, helper=helper)
 
 
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
@@ -287,39 +252,13 @@ def _full_helper(url: str, pr: int, repo: Optional[str]) -> Any:
 def _model_in(s: Any, pr: int, repo: Optional[str], since: Optional[str], runs: Optional[int], full: bool,
               helper: Any) -> dict:
     """:func:`_model` in the session ``s``."""
-    from triage.kb import snapshot, store
-    from triage.render.report import DEFAULT_RUNS, dispatch_lines
-    from triage.rules.similar import DEFAULT_THRESHOLD
+    from triage import views
+    from triage.kb import store
 
     inv = store.find_investigation(s, pr, repo)
-    fp = snapshot.fingerprint(s, inv.id)
-    kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
-    if kept is not None:
-        model, no_recipe = kept["model"], [_Untested(**h) for h in kept["untested"]]
-    else:
-        bundle, ev, _, model = _evaluate_kept(s, inv, runs, full=full, helper=helper)
-        no_recipe = [_Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
-    if since == "post":
-        model["since"] = store.post_since_view(s, inv)
-    else:
-        model["since"] = _since(s, inv, since)
-    if kept is not None and "similar" in kept:
-        model["similar"] = kept["similar"]
-    else:
-        model["similar"] = _seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
-        if runs == DEFAULT_RUNS:
-            version = kept["others"] if kept is not None else snapshot.others(s)
-            snapshot.write_similar(s, inv.id, version, model["similar"])
-    # what autopilot started changes without the runs: read it every time
-    model["dispatched"] = dispatch_lines(store.dispatches(s, inv.id))
+    model = views.model(s, inv, runs=runs, full=full, helper=helper)
+    model["since"] = store.post_since_view(s, inv) if since == "post" else _since(s, inv, since)
     return model
-
-
-class _Untested:
-    """A hypothesis no recipe tests, as "Seen elsewhere" compares it."""
-
-    def __init__(self, id: str, title: str, text: str) -> None:
-        self.id, self.title, self.text = id, title, text
 
 
 def _fitted(model: dict, templates: Optional[str]) -> str:
@@ -388,15 +327,10 @@ def _terminal(output: Optional[Path]) -> tuple[int, bool]:
 
 
 def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
-    """Hypotheses of other investigations that read like ``hypotheses``, with how they were decided."""
-    from dataclasses import replace
+    """Hypotheses of other investigations that read like ``hypotheses`` (:func:`triage.views.seen_elsewhere`)."""
+    from triage import views
 
-    from triage.kb import elsewhere
-    from triage.rules import similar
-
-    matches = similar.find_similar(hypotheses, elsewhere.known_hypotheses(s, inv.id), threshold=min_score)
-    decided = {(k.investigation, k.id): k for k in elsewhere.decisions_of(s, [x.other for x in matches])}
-    return [similar.view(replace(x, other=decided[(x.other.investigation, x.other.id)])) for x in matches]
+    return views.seen_elsewhere(s, inv, hypotheses, min_score)
 
 
 def _since(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:

@@ -67,7 +67,7 @@ class Alongside(Process):
             return
         key, pieces = pieces_of(got)
         source = inv.source
-        stamped = {name: ([[kind, what, fp if kind == "b" else source.fingerprint((kind, what))]
+        stamped = {name: ([[kind, what, fp if kind in ("b", "v") else source.fingerprint((kind, what))]
                            for kind, what, fp in reads], data)
                    for name, (reads, data) in pieces.items()}
         memo.adopt(key, stamped)

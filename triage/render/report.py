@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from triage.render import jsonout
 from triage.render.runs import runs_of
+from triage.rules.keys import configs_of as configs_named
 from triage.rules.stats import fmt
 
 MARKER_PREFIX = "<!-- triage:investigation="
@@ -335,6 +336,10 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
             found = configs[id(e)] = index.configs_of(e.runs)
         return found
 
+    by_config: dict[str, list] = {}  # the deciding items by the configs their runs may be of, in order
+    for e in deciding:
+        for config in configs_named(e.runs):
+            by_config.setdefault(config, []).append(e)
     for st in ev.recipes:
         recipe = recipes[st.recipe]
         results = []
@@ -351,7 +356,7 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
             results.append({"run": more, "text": "", "valid": True, "brief": ""})
         decided: dict[str, dict] = {}
         valid = set(st.valid)
-        for e in deciding:
+        for e in by_config.get(st.recipe, ()):  # its valid runs are runs of its config
             if valid.isdisjoint(e.runs):
                 continue
             others = sorted({short(c) for c in configs_of(e) if c != st.recipe})

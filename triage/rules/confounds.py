@@ -38,13 +38,30 @@ def base_run(recipe: RecipeSpec, ctx: Context) -> Optional[RunRec]:
     return sorted(runs, key=_run_order)[-1] if runs else None
 
 
-def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
+Base = Optional[tuple[str, dict[str, str]]]  # the run a recipe's runs are compared with: its key and provenance
+
+
+def newest_base(recipe: RecipeSpec, ctx: Context) -> Base:
+    """The newest valid run of a recipe's base config, from what that config's runs say
+    (None: no base config, or no valid run of it); for a recipe without a ``base_run``."""
+    from triage.rules.facts import facts
+
+    if recipe.base_run or not recipe.base:
+        return None
+    of_base = facts(recipe.base, ctx)
+    if not of_base.valid:
+        return None
+    return of_base.valid[-1], dict(of_base.provenances[of_base.valid_provenance[-1]])
+
+
+def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> list[Confound]:
     """A recipe's valid runs whose recorded provenance differs from their base
     run in a key the recipe does not declare (`vary`), or that recorded another
     value for a key it does declare.  Keys in `ignore_provenance` never count;
     keys recorded on only one side cannot be compared and are left alone.
     Read from what its config's runs say (:mod:`triage.rules.facts`): runs that
-    recorded the same provenance are compared with the base once."""
+    recorded the same provenance are compared with the base once.  ``newest``:
+    :func:`newest_base`, when the caller looked it up (else it is looked up here)."""
     from triage.rules.facts import facts
 
     own = facts(recipe.id, ctx)
@@ -52,14 +69,12 @@ def confounds_of(recipe: RecipeSpec, ctx: Context) -> list[Confound]:
         return []
     ignore = set(ctx.spec.ignore_provenance) | ({ctx.spec.subject} if ctx.spec.subject else set())
     declared = {k: _scalar(v) for k, v in recipe.vary.items()}
-    base: Optional[tuple[str, dict[str, str]]] = None  # the base run's key and provenance
+    base: Base = None
     if recipe.base_run:
         run = base_run(recipe, ctx)
         base = (run.key, dict(run.provenance)) if run is not None else None
-    elif recipe.base:
-        of_base = facts(recipe.base, ctx)
-        if of_base.valid:
-            base = (of_base.valid[-1], dict(of_base.provenances[of_base.valid_provenance[-1]]))
+    else:
+        base = newest if newest is not None else newest_base(recipe, ctx)
     said: dict[int, list[tuple]] = {}  # provenance -> what its runs differ in
     for i, items in enumerate(own.provenances):
         prov = dict(items)

@@ -15,7 +15,8 @@ from triage.rules.schema import (
     outcome,
 )
 from triage.rules.memo import Memo
-from triage.rules.source import ALL, ListSource, RunSource, Token, splits, with_keys
+from triage.rules.keys import splits
+from triage.rules.source import ALL, ListSource, RunSource, Token, with_keys
 from triage.rules.stats import Measure, fmt
 
 # The built-in pass-rate metric: k failed of n over a selection's passed runs and
@@ -79,6 +80,9 @@ class Context:
                 self._warn_wide_noise(good[0], bad[0])
         self.warnings.extend(no_noise_warnings(self.spec))
         self.bisects = _Bisects(self) if within is None else within.bisects  # bisect id -> BisectState
+        # what a piece may read that this evaluation works out before it, as short texts:
+        # read as ("v", name) tokens (memo.py), e.g. a base config's newest valid run
+        self.derived: dict[str, str] = {} if within is None else within.derived
         if within is not None:
             self.memo = within.memo
 

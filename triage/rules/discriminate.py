@@ -9,29 +9,41 @@ need a new experiment; the report says so, with what it would have to change.
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 from triage.rules.evidence import _prediction_condition
+from triage.rules.memo import Codec
 from triage.rules.records import EvidenceItem, Investigation, Warning_
-from triage.rules.schema import Condition, RecipeSpec, RuleSpec
+from triage.rules.schema import Condition, HypothesisSpec, RecipeSpec, RuleSpec
 from triage.rules.words import phrase
 
 UNDECIDED = ("open", "inconclusive", "conflicting")
 _WORDS = {"rules_out": "ruled out", "confirms": "confirmed", "supports": "supported"}
 
 
-def _reads_config(cond: Condition, config: str) -> bool:
-    """Whether a condition selects the runs of `config` (at any depth)."""
-    configs = [cond.config] if isinstance(cond.config, str) else list(cond.config or [])
-    if config in configs:
-        return True
-    subs = (cond.all or []) + (cond.any or []) + ([cond.not_] if cond.not_ is not None else [])
-    return any(_reads_config(c, config) for c in subs)
+def _configs_read(cond: Condition) -> set[str]:
+    """The configs whose runs a condition selects (at any depth)."""
+    out = {cond.config} if isinstance(cond.config, str) else set(cond.config or [])
+    for sub in (cond.all or []) + (cond.any or []) + ([cond.not_] if cond.not_ is not None else []):
+        out |= _configs_read(sub)
+    return out
 
 
-def rules_over(recipe: RecipeSpec, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
-    """The rules that decide something from this recipe's runs."""
-    return [r for r in rules if r.then != "inconclusive" and _reads_config(r.when, recipe.id)]
+def rules_by_config(rules: Sequence[RuleSpec]) -> dict[str, list[RuleSpec]]:
+    """config -> the rules that decide something from its runs, in the rule file's order:
+    each rule's conditions walked once, not once per recipe."""
+    out: dict[str, list[RuleSpec]] = {}
+    for r in rules:
+        if r.then != "inconclusive":
+            for config in _configs_read(r.when):
+                out.setdefault(config, []).append(r)
+    return out
+
+
+def rules_over(recipe: RecipeSpec, rules: Sequence[RuleSpec],
+               index: Optional[Mapping[str, list[RuleSpec]]] = None) -> list[RuleSpec]:
+    """The rules that decide something from this recipe's runs (``index``: :func:`rules_by_config`'s)."""
+    return list((index if index is not None else rules_by_config(rules)).get(recipe.id, []))
 
 
 def reading(recipe: RecipeSpec, hyp: str, rules: Sequence[RuleSpec]) -> frozenset:
@@ -41,15 +53,48 @@ def reading(recipe: RecipeSpec, hyp: str, rules: Sequence[RuleSpec]) -> frozense
     if pred is not None:
         cond, confirms, _ = _prediction_condition(pred, recipe)
         out.add((cond.model_dump_json(by_alias=True, exclude_none=True), confirms))
-    for r in rules_over(recipe, rules):
+    for r in rules:
         if r.hypothesis == hyp:
             out.add((r.when.model_dump_json(by_alias=True, exclude_none=True), r.then))
     return frozenset(out)
 
 
-def telling_apart(inv: Investigation, a: str, b: str) -> list[str]:
+#: hypothesis -> {recipe: its reading, as the place of that reading among the distinct ones}
+Rivals = dict[str, dict[str, int]]
+
+
+def rival_table(inv: Investigation) -> Rivals:
+    """How each recipe's result bears on each hypothesis it bears on at all: worked out
+    once per (recipe, hypothesis), so that telling two hypotheses apart is a comparison
+    of their rows, not a pass over every recipe and rule for each pair.  A hypothesis
+    a recipe's result does not bear on has no entry (an empty reading)."""
+    index = rules_by_config(inv.rules)
+    places: dict[frozenset, int] = {}
+    table: Rivals = {}
+    for recipe in inv.recipes:
+        over = index.get(recipe.id, [])
+        for hyp in dict.fromkeys([*recipe.predicts, *(r.hypothesis for r in over)]):
+            read = reading(recipe, hyp, over)
+            table.setdefault(hyp, {})[recipe.id] = places.setdefault(read, len(places))
+    return table
+
+
+def _rivals_row(table: Rivals) -> list:
+    return [[hyp, list(row), list(row.values())] for hyp, row in table.items()]
+
+
+#: The table as the stored evaluation keeps it (it reads no runs: only a change of the
+#: definitions, the memo's key, works it out again).
+RIVALS: Codec[Rivals] = Codec(_rivals_row, lambda rows: {h: dict(zip(rs, ps)) for h, rs, ps in rows})
+
+
+def telling_apart(inv: Investigation, a: str, b: str, table: Optional[Rivals] = None) -> list[str]:
     """The recipes whose result would bear on `a` and `b` differently."""
-    return [r.id for r in inv.recipes if reading(r, a, inv.rules) != reading(r, b, inv.rules)]
+    table = rival_table(inv) if table is None else table
+    ra, rb = table.get(a, {}), table.get(b, {})
+    if ra == rb:
+        return []
+    return [r.id for r in inv.recipes if ra.get(r.id) != rb.get(r.id)]
 
 
 def exclusive_groups(inv: Investigation) -> list[list[str]]:
@@ -63,15 +108,15 @@ def exclusive_groups(inv: Investigation) -> list[list[str]]:
     return groups
 
 
-def _apart_hint(inv: Investigation, a: str, b: str) -> str:
-    tellers = telling_apart(inv, a, b)
+def _apart_hint(inv: Investigation, a: str, b: str, table: Optional[Rivals] = None) -> str:
+    tellers = telling_apart(inv, a, b, table)
     if tellers:
         return f"{', '.join(tellers)} would tell them apart"
     return f"no recipe tells {a} from {b}: {_would_need(inv, a, b)}"
 
 
-def exclusive_conflicts(inv: Investigation, statuses: dict[str, str],
-                        items: list[EvidenceItem]) -> tuple[list[Warning_], set[str]]:
+def exclusive_conflicts(inv: Investigation, statuses: dict[str, str], items: list[EvidenceItem],
+                        table: Optional[Rivals] = None) -> tuple[list[Warning_], set[str]]:
     """At most one hypothesis of an exclusive group may be confirmed.
 
     Two or more confirmed become `conflicting`, with a warning naming the
@@ -89,7 +134,7 @@ def exclusive_conflicts(inv: Investigation, statuses: dict[str, str],
                 said = [e.summary or e.reason for e in items
                         if e.hypothesis == h and e.verdict == "confirms" and e.counts]
                 sides.append(f"{h} by {'; '.join(dict.fromkeys(said)) or 'its evidence'}")
-            hints = [_apart_hint(inv, a, b) for a, b in combinations(confirmed, 2)]
+            hints = [_apart_hint(inv, a, b, table) for a, b in combinations(confirmed, 2)]
             warnings.append(Warning_("exclusive", (
                 f"{', '.join(f'`{h}`' for h in confirmed)} exclude each other but are "
                 f"{'both' if len(confirmed) == 2 else 'all'} confirmed — "
@@ -108,12 +153,11 @@ def exclusive_conflicts(inv: Investigation, statuses: dict[str, str],
     return warnings, conflicting
 
 
-def _compete(inv: Investigation, a: str, b: str) -> bool:
+def _compete(hyps: Mapping[str, HypothesisSpec], groups: Sequence[Sequence[str]], a: str, b: str) -> bool:
     """Rival explanations: siblings (the same parent, or both top-level) or one exclusive group."""
-    hyps = {h.id: h for h in inv.hypotheses}
     if a in hyps and b in hyps and hyps[a].parent == hyps[b].parent:
         return True
-    return any(a in g and b in g for g in exclusive_groups(inv))
+    return any(a in g and b in g for g in groups)
 
 
 def _would_need(inv: Investigation, a: str, b: str) -> str:
@@ -131,28 +175,32 @@ def _would_need(inv: Investigation, a: str, b: str) -> str:
     return "a recipe needs a result they predict differently (a vary: hint on each would name it)"
 
 
-def undistinguished(inv: Investigation, statuses: Mapping[str, str]) -> list[Warning_]:
+def undistinguished(inv: Investigation, statuses: Mapping[str, str], table: Optional[Rivals] = None) -> list[Warning_]:
     """'no recipe tells A from B' for every pair of undecided rival hypotheses
     (siblings, or one exclusive group) that every declared recipe reads alike;
-    pairs that no recipe tests at all are reported as untested instead."""
-    tested = {h for r in inv.recipes for h in list(r.tests) + list(r.predicts)}
-    tested |= {rule.hypothesis for r in inv.recipes for rule in rules_over(r, inv.rules)}
+    pairs that no recipe tests at all are reported as untested instead.
+    ``table``: :func:`rival_table`'s (worked out here when not given)."""
+    table = rival_table(inv) if table is None else table
+    tested = {h for r in inv.recipes for h in r.tests} | set(table)
     open_ = [h.id for h in inv.hypotheses if statuses.get(h.id) in UNDECIDED]
+    hyps = {h.id: h for h in inv.hypotheses}
+    groups = exclusive_groups(inv)
     out = []
     for a, b in combinations(open_, 2):
-        if not ({a, b} & tested) or not _compete(inv, a, b) or telling_apart(inv, a, b):
+        if not ({a, b} & tested) or table.get(a, {}) != table.get(b, {}) or not _compete(hyps, groups, a, b):
             continue
         out.append(Warning_("no-recipe", f"no recipe tells `{a}` from `{b}`: {_would_need(inv, a, b)}"))
     return out
 
 
-def with_rules(inv: Investigation, recipe: RecipeSpec, decides: Sequence[str],
-               lines: tuple[str, ...]) -> tuple[str, ...]:
-    """A suggestion's outcomes from its predictions (`lines`) and the rules over its runs too."""
+def with_rules(inv: Investigation, recipe: RecipeSpec, decides: Sequence[str], lines: tuple[str, ...],
+               index: Optional[Mapping[str, list[RuleSpec]]] = None) -> tuple[str, ...]:
+    """A suggestion's outcomes from its predictions (`lines`) and the rules over its runs too
+    (``index``: :func:`rules_by_config`'s, made once for many recipes)."""
     extra: list[str] = []
     covered: set[str] = set()
     lines = list(lines)
-    for rule in rules_over(recipe, inv.rules):
+    for rule in rules_over(recipe, inv.rules, index):
         if rule.hypothesis not in decides:
             continue
         covered.add(rule.hypothesis)

@@ -28,10 +28,10 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from triage.rules.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.conditions import evaluate_condition
 from triage.rules.configcheck import for_specs as config_warnings
-from triage.rules.confounds import base_run, confound_warnings, confounds_of
+from triage.rules.confounds import base_run, confound_warnings, confounds_of, newest_base
 from triage.rules.context import Context, num
 from triage.rules.decides import bisect_evidence
-from triage.rules.discriminate import exclusive_conflicts, undistinguished
+from triage.rules.discriminate import RIVALS, Rivals, exclusive_conflicts, rival_table, undistinguished
 from triage.rules.evidence import (
     _flagged,
     _prediction_condition,
@@ -135,7 +135,8 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
                 statuses[h.id] = "ruled_out"
             anc = parents.get(anc)
     # At most one hypothesis of an exclusive group is confirmed.
-    exclusive_warnings, exclusive_conflicting = exclusive_conflicts(inv, statuses, items)
+    rivals = _rivals(inv, ctx)
+    exclusive_warnings, exclusive_conflicting = exclusive_conflicts(inv, statuses, items, rivals)
     # A status set by hand wins over the derived one, and says so.
     override_warnings: list[Warning_] = []
     for h in inv.hypotheses:
@@ -171,7 +172,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     for b in bisects:
         for note in b.notes:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
-    warnings += undistinguished(inv, statuses)
+    warnings += undistinguished(inv, statuses, rivals)
     warnings += _config_warnings(inv, ctx, per_config)
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
@@ -182,7 +183,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
                               for key, keys in confound_keys.items()})
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
-    invalid = InvalidRuns([f.invalid for f in per_config])
+    invalid = InvalidRuns({f.config: f.invalid for f in per_config})
     return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
                       states, confounds, next_level, invalid, subject_table(ctx, inv.bisects))
 
@@ -208,8 +209,8 @@ Unit = tuple[str, Callable[[], bool], Callable[[Context], list]]
 
 def _units(inv: Investigation) -> list[Unit]:
     """The pieces of an evaluation that need no other but the bisects, in the order it
-    works them out: each rule's and each prediction's evidence, each recipe's confounds.
-    With each, whether it reads a bisect (asked only to share the work out), and how it
+    works them out: each rule's evidence, the rival table, each prediction's evidence,
+    each recipe's confounds.  With each, whether it reads a bisect (asked only to share the work out), and how it
     is worked out (or reused) in a context."""
     def rule_piece(rule: Any) -> Callable[[Context], list]:
         return lambda ctx: ctx.memo.piece(ctx, f"r:{rule.id}", lambda: _rule_evidence(rule, ctx), EVIDENCE)
@@ -219,15 +220,35 @@ def _units(inv: Investigation) -> list[Unit]:
                                           lambda: _prediction_evidence(recipe, hyp, pred, ctx), EVIDENCE)
 
     def confounds_piece(recipe: Any) -> Callable[[Context], list]:
-        return lambda ctx: ctx.memo.piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)
+        def make(ctx: Context) -> list:
+            # Of its base config's runs, a recipe's confounds read only the newest valid one,
+            # looked up outside the piece (the base's facts are worked out once anyway): the
+            # piece is worked out again when that run changes, not whenever a base run arrives.
+            if recipe.base_run or not recipe.base:
+                return ctx.memo.piece(ctx, f"c:{recipe.id}", lambda: confounds_of(recipe, ctx), CONFOUNDS)
+            newest = newest_base(recipe, ctx)
+            token = ("v", f"newest:{recipe.base}")
+            ctx.derived[token[1]] = fp = fingerprint(newest)
+
+            def compute() -> list:
+                ctx.read(token, fp)
+                return confounds_of(recipe, ctx, newest)
+            return ctx.memo.piece(ctx, f"c:{recipe.id}", compute, CONFOUNDS)
+        return make
 
     out: list[Unit] = [(f"r:{rule.id}", lambda rule=rule: bool(rule.when.bisects()), rule_piece(rule))
                        for rule in inv.rules]
+    out.append(("d:rivals", lambda: False, lambda ctx: _rivals(inv, ctx)))
     out += [(f"p:{recipe.id}\x1f{hyp}",
              lambda recipe=recipe, pred=pred: bool(_prediction_condition(pred, recipe)[0].bisects()),
              prediction_piece(recipe, hyp, pred))
             for recipe in inv.recipes for hyp, pred in recipe.predicts.items()]
     return out + [(f"c:{recipe.id}", lambda: False, confounds_piece(recipe)) for recipe in inv.recipes]
+
+
+def _rivals(inv: Investigation, ctx: Context) -> Rivals:
+    """How each recipe bears on each hypothesis, to tell rivals apart: it reads no runs."""
+    return ctx.memo.piece(ctx, "d:rivals", lambda: rival_table(inv), RIVALS)
 
 
 def _evidence_pieces(units: list[Unit], ctx: Context) -> tuple[list[EvidenceItem], dict[int, Optional[frozenset]]]:

@@ -16,6 +16,23 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union, 
 SEP = "\x00"  # never part of a key: the knowledge base refuses a NUL in any text
 
 
+def splits(key: str) -> list[tuple[str, str]]:
+    """Each (run id, config) a run key ``run_id/config`` could be: either may itself hold a "/"."""
+    out = []
+    at = key.find("/")
+    while at != -1:
+        out.append((key[:at], key[at + 1:]))
+        at = key.find("/", at + 1)
+    return out
+
+
+def configs_of(keys: Iterable[str]) -> list[str]:
+    """Every config the run keys may be of (each "/"-split of each key), once each, in order:
+    from the distinct texts after the keys' first "/", not from each key."""
+    tails = dict.fromkeys(key.partition("/")[2] for key in keys)
+    return list(dict.fromkeys(c for tail in tails for c in [tail, *(c for _, c in splits(tail))]))
+
+
 class Keys(Sequence[str]):
     """An immutable sequence of run keys, equal to the tuple of the same keys.
 
@@ -253,12 +270,15 @@ _MISSING = object()
 class InvalidRuns(Mapping[str, str]):
     """Run key -> why it decides nothing, over every config, in the order recorded;
     merged from the configs' :class:`Invalid` when first looked at (an evaluation
-    whose caller shows no runs never needs it)."""
+    whose caller shows no runs never needs it).  Given by config, a key is looked up
+    among the runs of the configs it can be of, not in every config's texts."""
 
-    def __init__(self, parts: Sequence[Sequence[tuple[int, str, str]]]) -> None:
-        self._parts = parts
+    def __init__(self, parts: Union[Sequence[Sequence[tuple[int, str, str]]],
+                                    Mapping[str, Sequence[tuple[int, str, str]]]]) -> None:
+        self._by_config = parts if isinstance(parts, Mapping) else None
+        self._parts = list(parts.values()) if isinstance(parts, Mapping) else parts
         self._map: Optional[dict[str, str]] = None
-        self._texts: Optional[list[Invalid]] = None
+        self._texts: dict[int, Invalid] = {}  # a part's place -> it as texts
 
     def _all(self) -> dict[str, str]:
         if self._map is None:
@@ -278,14 +298,30 @@ class InvalidRuns(Mapping[str, str]):
     def __contains__(self, key: object) -> bool:
         return self.get(key, _MISSING) is not _MISSING  # type: ignore[arg-type]
 
+    def _text(self, i: int) -> Invalid:
+        part = self._texts.get(i)
+        if part is None:
+            p = self._parts[i]
+            part = self._texts[i] = p if isinstance(p, Invalid) else Invalid.of(p)
+        return part
+
+    def _candidates(self, key: str) -> list[Invalid]:
+        """The parts ``key`` may be in: those of the configs it can be of (a key is
+        ``run_id/config``, either of which may hold a "/"), or every part."""
+        if self._by_config is None:
+            return [self._text(i) for i in range(len(self._parts))]
+        if not hasattr(self, "_place"):
+            self._place = {config: i for i, config in enumerate(self._by_config)}
+        return [self._text(self._place[c]) for _, c in splits(key) if c in self._place]
+
     def get(self, key: str, default: Any = None) -> Any:
         """Why ``key`` decides nothing: a search of its config's texts, not the whole map
         (a report looks up the few runs it shows among tens of thousands)."""
         if self._map is not None:
             return self._map.get(key, default)
-        if self._texts is None:
-            self._texts = [p if isinstance(p, Invalid) else Invalid.of(p) for p in self._parts]
-        found = [(part, at) for part in self._texts if (at := part.keys.index_of(key)) is not None]
+        if not isinstance(key, str):
+            return default
+        found = [(part, at) for part in self._candidates(key) if (at := part.keys.index_of(key)) is not None]
         if not found:
             return default
         if len(found) > 1:  # one key in two configs' runs ("a" of "b/c", "a/b" of "c"): the last recorded

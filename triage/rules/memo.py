@@ -3,8 +3,9 @@
 An evaluation is cut into pieces: each bisect, each rule, each recipe
 prediction, each recipe's confounds, and what each config's runs say
 (:mod:`triage.rules.facts`).  While a piece is worked out, the context notes
-every run it reads (a config's runs, a run id's, all of them, or a bisect's
-state) with a fingerprint of what it read.  A later evaluation reuses the
+every run it reads (a config's runs, a run id's, all of them, a bisect's state,
+or a value the evaluation worked out before it, such as a base config's newest
+valid run) with a fingerprint of what it read.  A later evaluation reuses the
 piece while every fingerprint holds, and works it out again otherwise; what
 holds for every piece (the definitions, the references, the engine's code) is
 the memo's ``key``, and a change of it works everything out again.
@@ -138,6 +139,9 @@ def _holds(ctx: "Context", reads: Reads) -> bool:
     for kind, what, fp in reads:
         if kind == "b":
             if ctx.bisects.fingerprints.get(what) != fp:
+                return False
+        elif kind == "v":  # a value this evaluation worked out before the piece (Context.derived)
+            if ctx.derived.get(what) != fp:
                 return False
         elif not ctx.source.holds((kind, what), fp):
             return False

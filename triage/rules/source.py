@@ -63,16 +63,6 @@ def config_and_keys(token: Token) -> tuple[str, list[str]]:
     return config, keys
 
 
-def splits(key: str) -> list[tuple[str, str]]:
-    """Each (run id, config) a run key ``run_id/config`` could be: either may itself hold a "/"."""
-    out = []
-    at = key.find("/")
-    while at != -1:
-        out.append((key[:at], key[at + 1:]))
-        at = key.find("/", at + 1)
-    return out
-
-
 def digest(parts: Sequence[object]) -> str:
     return hashlib.sha256(repr(tuple(parts)).encode()).hexdigest()[:24]
 

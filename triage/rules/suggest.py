@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from triage.rules.context import Context, num
 from triage.rules.discriminate import with_rules
 from triage.rules.facts import facts
+from triage.rules.keys import configs_of
 from triage.rules.evidence import _prediction_condition
 from triage.rules.records import (
     BisectState,
@@ -129,11 +130,20 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
     by_rule: dict[str, list[EvidenceItem]] = {}
     for e in items:
         by_rule.setdefault(e.rule, []).append(e)
+    confounded_by: dict[str, set[str]] = {}  # recipe -> the keys its runs are confounded in
+    for c in confounds:
+        confounded_by.setdefault(c.recipe, set()).add(c.key)
+    # the items that can make a recipe "can't tell", by the configs their runs can be of
+    open_items: dict[str, list[EvidenceItem]] = {}
+    for e in items:
+        if e.counts and e.verdict == "inconclusive" and "invalid-run" not in e.flags and e.hypothesis in undecided:
+            for config in configs_of(e.runs):
+                open_items.setdefault(config, []).append(e)
     out = []
     for recipe in inv.recipes:
         own = facts(recipe.id, ctx)
         keys, valid = own.keys, own.valid
-        confounded = tuple(sorted({c.key for c in confounds if c.recipe == recipe.id}))
+        confounded = tuple(sorted(confounded_by.get(recipe.id, ())))
         if not keys:
             out.append(RecipeState(recipe.id, "never-run"))
             continue
@@ -144,11 +154,10 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
         per = tuple((h, word) for h, word, _ in preds)
         waiting = tuple(dict.fromkeys(c for h, _, waits in preds if h in undecided for c in waits))
         cant, valid_set = [], None  # its valid runs as a set, made once if an item needs it
-        for e in items:
-            if e.counts and e.verdict == "inconclusive" and "invalid-run" not in e.flags and e.hypothesis in undecided:
-                valid_set = set(valid) if valid_set is None else valid_set
-                if not valid_set.isdisjoint(e.runs):
-                    cant.append(e)
+        for e in open_items.get(recipe.id, ()):
+            valid_set = set(valid) if valid_set is None else valid_set
+            if not valid_set.isdisjoint(e.runs):
+                cant.append(e)
         if cant:
             needed = tuple(dict.fromkeys(n for e in cant for n in e.needed))
             out.append(RecipeState(recipe.id, "cant-tell", keys, valid, cant[0].summary, needed,

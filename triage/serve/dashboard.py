@@ -3,9 +3,12 @@
 Server-rendered from the Jinja2 templates in ``templates/dashboard`` with
 autoescaping on, so every text from users and logs is escaped.  The chart is
 drawn here as inline SVG (readable without JavaScript); the bisect strip and
-the hypothesis tree are plain HTML.  Nothing here writes to the knowledge
-base: investigations are evaluated in memory, in read-only sessions that
-never hold the write lock.
+the hypothesis tree are plain HTML.  A page reads the stored evaluation and view
+as ``triage report`` does (a few queries); when runs arrived since, what they
+change is evaluated and stored for the next reader (:mod:`triage.views`), in a
+short writing session of its own.  Everything else is read in read-only
+sessions that never hold the write lock; a knowledge base that cannot be
+written to is evaluated in memory.
 """
 
 from __future__ import annotations
@@ -46,12 +49,25 @@ def render(name: str, **context: Any) -> str:
     return _env().get_template(f"dashboard/{name}").render(**context)
 
 
-def _model(s: Any, inv: Any) -> dict:
-    from triage.render.report import build
-    from triage.rules.engine import evaluate
+def _model(s: Any, inv: Any, url: str) -> dict:
+    """The view ``triage report`` shows: its stored view while nothing it rests on changed,
+    else evaluated and stored (in memory only when the knowledge base is read-only)."""
+    from sqlalchemy.exc import OperationalError
 
-    bundle = store.load_bundle(s, inv)
-    return build(bundle, evaluate(bundle))
+    from triage import views
+    from triage.kb import snapshot
+
+    model = None
+    if snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id)) is None:
+        try:
+            with store.session(url) as w:
+                model = views.model(w, inv)
+        except OperationalError:  # a read-only file or database user
+            model = None
+    if model is None:
+        model = views.model(s, inv, keep=False)
+    model["since"] = None
+    return model
 
 
 def _passes(value: float, gate: float, direction: str) -> bool:
@@ -103,7 +119,7 @@ def overview(url: str) -> list[dict]:
     rows = []
     with store.read_session(url) as s:
         for inv in store.list_investigations(s):
-            model = _model(s, inv)
+            model = _model(s, inv, url)
             post = store.last_post(s, inv.id)
             colour, why = mark(model, inv.spec.get("base"))
             last_run = newest(model["runs"])
@@ -120,7 +136,7 @@ def investigation_page(url: str, repo: str, pr: int) -> Optional[tuple[dict, lis
             inv = store.find_investigation(s, pr, repo)
         except InputError:
             return None
-        model = _model(s, inv)
+        model = _model(s, inv, url)
         history = [{"hypothesis": h.hypothesis_id, "previous": h.previous, "status": h.status, "at": h.at}
                    for h in store.status_history(s, inv.id)]
         base = inv.spec.get("base")

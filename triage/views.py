@@ -1,0 +1,111 @@
+"""An investigation's view model: the stored one while what it was derived from holds, else
+an evaluation that reuses the stored pieces, kept for the next reader.
+
+What ``triage report`` and ``triage post`` show, and what the dashboard's pages show:
+on an unchanged knowledge base a view costs a few indexed queries
+(:mod:`triage.kb.snapshot`), not an evaluation; after new runs, the pieces that read
+them are worked out again (:mod:`triage.rules.memo`) and the view is stored anew.
+Above the knowledge base, the engine and the renderer: it uses all three.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from triage.render.report import DEFAULT_RUNS  # the newest runs a stored view holds
+
+
+def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper: Any = None,
+             keep: bool = True) -> tuple[Any, Any, dict]:
+    """Evaluate and store, re-deriving only the pieces whose runs changed since the
+    last evaluation (``full``: every piece).  ``runs``: the bundle also holds
+    every run (for a view of them).  ``helper``: a process working out part of
+    the pieces (:mod:`triage.kb.parallel`).  ``keep=False``: evaluate in memory
+    from the stored pieces and write nothing (a read-only session)."""
+    from triage.kb import pieces, snapshot, store
+    from triage.kb.runsource import DbSource
+    from triage.rules.engine import evaluate
+
+    if keep:
+        store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
+    bundle = store.load_bundle(s, inv, runs=False)
+    bundle.source = DbSource(s, inv.id)
+    memo = pieces.load(s, inv.id, snapshot.code_stamp())
+    if full:
+        memo.stored = {}
+    if helper is not None:
+        helper.help(s, bundle, memo)
+    ev = evaluate(bundle, memo)
+    if not keep:
+        return bundle, ev, {}
+    pieces.save(s, inv.id, memo)
+    changed = store.store_evaluation(s, inv.id, ev)
+    if memo.worked or changed:  # the stored view may be of other runs than its fingerprint says
+        snapshot.drop(s, inv.id)
+    if runs:  # every run in the bundle: it can be rendered after the session ends
+        bundle.runs, bundle.source = bundle.source.all(), None
+    return bundle, ev, changed
+
+
+def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full: bool = False,
+                  helper: Any = None, keep: bool = True) -> tuple[Any, Any, dict, dict]:
+    """:func:`evaluate`, and the view model with the newest ``runs`` runs, kept
+    for the next report of an unchanged knowledge base (unless ``keep=False``)."""
+    from triage.kb import snapshot
+    from triage.render.report import build
+
+    bundle, ev, changed = evaluate(s, inv, full=full, helper=helper, keep=keep)  # the view reads its runs from the source
+    model = build(bundle, ev, runs_limit=runs)
+    if keep and runs == DEFAULT_RUNS:
+        untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses
+                    if h.id in ev.untested]
+        snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested})
+    return bundle, ev, changed, model
+
+
+def model(s: Any, inv: Any, *, runs: Optional[int] = DEFAULT_RUNS, full: bool = False, helper: Any = None,
+          keep: bool = True) -> dict:
+    """The view model of ``inv`` (``model["since"]`` left for the caller): the stored one
+    when nothing it rests on changed (unless ``full``, or another count of ``runs``),
+    else from an evaluation, stored for the next reader unless ``keep=False``;
+    with "Seen elsewhere" and what autopilot started."""
+    from triage.kb import snapshot, store
+    from triage.render.report import dispatch_lines
+    from triage.rules.similar import DEFAULT_THRESHOLD
+
+    fp = snapshot.fingerprint(s, inv.id)
+    kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
+    if kept is not None:
+        view, no_recipe = kept["model"], [Untested(**h) for h in kept["untested"]]
+    else:
+        bundle, ev, _, view = evaluate_kept(s, inv, runs, full=full, helper=helper, keep=keep)
+        no_recipe = [Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
+    if kept is not None and "similar" in kept:
+        view["similar"] = kept["similar"]
+    else:
+        view["similar"] = seen_elsewhere(s, inv, no_recipe, DEFAULT_THRESHOLD) if no_recipe else []
+        if keep and runs == DEFAULT_RUNS:
+            version = kept["others"] if kept is not None else snapshot.others(s)
+            snapshot.write_similar(s, inv.id, version, view["similar"])
+    # what autopilot started changes without the runs: read it every time
+    view["dispatched"] = dispatch_lines(store.dispatches(s, inv.id))
+    return view
+
+
+class Untested:
+    """A hypothesis no recipe tests, as "Seen elsewhere" compares it."""
+
+    def __init__(self, id: str, title: str, text: str) -> None:
+        self.id, self.title, self.text = id, title, text
+
+
+def seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
+    """Hypotheses of other investigations that read like ``hypotheses``, with how they were decided."""
+    from dataclasses import replace
+
+    from triage.kb import elsewhere
+    from triage.rules import similar
+
+    matches = similar.find_similar(hypotheses, elsewhere.known_hypotheses(s, inv.id), threshold=min_score)
+    decided = {(k.investigation, k.id): k for k in elsewhere.decisions_of(s, [x.other for x in matches])}
+    return [similar.view(replace(x, other=decided[(x.other.investigation, x.other.id)])) for x in matches]
