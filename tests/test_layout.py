@@ -24,8 +24,9 @@ LEVELS = {
     "kb": 3,  # stores rules, runs and evaluations
     "ingest": 4,  # reads CI's output into the knowledge base
     "views": 5,  # the view model: knowledge base, engine and renderer together
-    "serve": 6,  # the webhook server and the dashboard
-    "cli": 7, "__main__": 8,
+    "usecases": 6,  # what a user does: record, report, post
+    "serve": 7,  # the webhook server and the dashboard
+    "cli": 8, "__main__": 9,
 }
 
 # Imports that run up the layers today: (importing file, imported module).

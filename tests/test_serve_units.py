@@ -7,6 +7,7 @@ import json
 import os
 import threading
 from datetime import timedelta
+from functools import partial
 
 import pytest
 
@@ -123,9 +124,9 @@ def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
 def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_github, tmp_path, monkeypatch, cli):
     """The hook for `triage autopilot`: run_for(client, db_url, investigation_id) -> str | None."""
     from tests.test_serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
-    from triage import cli as commands
     from triage.serve import worker
     from triage.serve.auth import TokenCredentials
+    from triage.usecases.post import post_report
 
     write_rules(tmp_path)
     add_run(fake_github, RUN)
@@ -140,7 +141,7 @@ def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_githu
 
     monkeypatch.setattr(worker, "_autopilot", lambda: run_for)
     q = Queue(url)
-    processor = worker.Processor(url, q, TokenCredentials(), commands._post_report, locks=locks)
+    processor = worker.Processor(url, q, TokenCredentials(), partial(post_report, url), locks=locks)
     q.put("auto-1", "workflow_run", "completed", json.loads(fixture_bytes(WITH_PR)), None)
     assert processor.handle(q.claim()) == "done"
     assert calls == [(url, "octo-drop", True, 1)]  # after the post, holding the lock
@@ -152,10 +153,10 @@ def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
     """A processor whose fetches of run RUN wait until ``go`` is set (a delivery on its way)."""
     from tests.serving import with_run
     from tests.test_serve import RUN, WITH_PR, add_run, write_rules
-    from triage import cli as commands
     from triage.ingest import fromgithub
     from triage.serve import worker
     from triage.serve.auth import TokenCredentials
+    from triage.usecases.post import post_report
 
     write_rules(tmp_path)
     add_run(fake_github, RUN)
@@ -163,7 +164,7 @@ def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
     assert cli("import", os.devnull).code == 0
     url = store.resolve_url(None)
     q = Queue(url)
-    processor = worker.Processor(url, q, TokenCredentials(), commands._post_report)
+    processor = worker.Processor(url, q, TokenCredentials(), partial(post_report, url))
     fetching, go, fail = threading.Event(), threading.Event(), []
     real = fromgithub.fetch
 

@@ -20,7 +20,4 @@ from triage.cli.base import (
 for _group in ("record", "reports", "rulefiles", "experiments", "github", "logs", "db"):
     import_module(f"triage.cli.{_group}")
 
-from triage.cli.github import _post_report  # noqa: E402  (after the commands are registered)
-
-__all__ = ["app", "db_app", "evidence_app", "hoist_global_options", "main", "runs_app", "signatures_app",
-           "_post_report"]
+__all__ = ["app", "db_app", "evidence_app", "hoist_global_options", "main", "runs_app", "signatures_app"]

@@ -209,67 +209,21 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
 
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
            full: bool = False, emit: Optional[Callable[[dict], None]] = None) -> tuple[str, dict]:
-    """Evaluate one investigation; its view model (and the database URL).
-
-    ``since`` adds the "new since" line: ``last-post``, a time or an age;
-    ``post``: the line the posted comment carries (``store.post_since_view``).
-    ``runs``: the newest runs the runs table shows (None: all).  When nothing
-    the evaluation depends on changed since the last one, the stored
-    evaluation is read instead (``full`` evaluates all the same, a large
-    investigation in two processes).  ``emit(model)`` runs before the
-    commit: when it fails (``-o`` names a directory, the disk is full) the
-    command writes nothing.
-    """
-    from triage.kb import store
+    """The knowledge base's URL and one investigation's view (:func:`triage.usecases.report.view`)."""
+    from triage.usecases.report import view
 
     url, _ = _open()
-    helper = _full_helper(url, pr, repo) if full else None
-    try:
-        with store.session(url) as s:
-            model = _model_in(s, pr, repo, since, runs, full, helper)
-            if emit is not None:
-                emit(model)
-            return url, model
-    finally:
-        if helper is not None:
-            helper.close()
-
-
-def _full_helper(url: str, pr: int, repo: Optional[str]) -> Any:
-    """A process working out half of a whole evaluation of a large investigation
-    (:mod:`triage.kb.parallel`), forked before this one opens its session; None
-    below the threshold or where there is no second CPU."""
-    from triage.kb import configruns, parallel, store
-
-    with store.session(url) as s:
-        iid = store.find_investigation(s, pr, repo).id
-        kept = configruns.stored(s, iid)
-    if not parallel.worth_it(sum(row[2] for row in kept)):
-        return None
-    return parallel.start(url, iid, [row[0] for row in kept], full=True)
-
-
-def _model_in(s: Any, pr: int, repo: Optional[str], since: Optional[str], runs: Optional[int], full: bool,
-              helper: Any) -> dict:
-    """:func:`_model` in the session ``s``."""
-    from triage import views
-    from triage.kb import store
-
-    inv = store.find_investigation(s, pr, repo)
-    model = views.model(s, inv, runs=runs, full=full, helper=helper)
-    model["since"] = store.post_since_view(s, inv) if since == "post" else _since(s, inv, since)
-    return model
+    return url, view(url, pr, repo, since, runs=runs, full=full, emit=emit)
 
 
 def _fitted(model: dict, templates: Optional[str]) -> str:
     """The comment as posted: shortened to GitHub's limit, saying so on stderr."""
-    from triage.render.fit import fit
-    from triage.render.report import to_markdown
+    from triage.usecases.post import fitted
 
-    fitted = fit(model, render=lambda m: to_markdown(m, templates))
-    if fitted.note:
-        _err(f"shortened to fit GitHub's comment limit: {fitted.note}")
-    return fitted.body
+    body, left_out = fitted(model, templates)
+    if left_out:
+        _err(f"shortened to fit GitHub's comment limit: {left_out}")
+    return body
 
 
 FORMAT_OPT = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
@@ -331,24 +285,6 @@ def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> lis
     from triage import views
 
     return views.seen_elsewhere(s, inv, hypotheses, min_score)
-
-
-def _since(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:
-    from triage.ingest.runs import parse_since
-    from triage.kb import store
-
-    if since is None:
-        return None
-    if since == "last-post":
-        at = store.last_post_time(s, inv.id)
-        if at is None:
-            raise InputError(f"--since last-post: {inv.repo}#{inv.pr} has no posted report yet; "
-                             "give a time (2026-06-26T12:00Z) or an age (2d)")
-        label = f"the last report ({at:%Y-%m-%d %H:%M} UTC)"
-    else:
-        at = parse_since(since, store.now())
-        label = f"{at:%Y-%m-%d %H:%M} UTC"
-    return store.since_view(s, inv, at, label)
 
 
 SINCE_HELP = "Add a 'new since' line: last-post, an ISO 8601 time, or an age such as 12h, 2d, 1w."

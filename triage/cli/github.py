@@ -14,9 +14,8 @@ from triage.cli.base import (
     REPO_OPT,
     TEMPLATES_OPT,
     _check_format,
-    _fitted,
+    _err,
     _json_out,
-    _model,
     _open,
     app,
 )
@@ -85,37 +84,12 @@ def post(
         sys.stdout.write(body)
 
 
-def _post_report(client: Any, pr: int, repo: Optional[str], *, bot_login: Optional[str] = None,
-                 dry_run: bool = False, offline: bool = False, templates: Optional[str] = None) -> tuple:
-    """Evaluate, render and upsert the sticky comment; record a write (`post`, and `serve`'s workers).
+def _post_report(client: Any, pr: int, repo: Optional[str], **options: Any) -> tuple:
+    """:func:`triage.usecases.post.post_report` on the knowledge base the command names."""
+    from triage.usecases.post import post_report
 
-    Returns the PostResult, the body and the investigation's view.
-    """
-    from datetime import datetime
-
-    from triage.github import upsert_comment
-    from triage.github.comments import own_login
-    from triage.kb import store
-    from triage.kb.postlock import post_lock
-
-    url, model = _model(pr, repo, "post")
-    body = _fitted(model, templates)
-    inv = model["investigation"]
-    if dry_run or offline:  # writes nothing: no turn to wait for
-        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"],
-                                bot_login=bot_login, dry_run=dry_run, offline=offline)
-        return result, body, inv
-    login = own_login(client, bot_login)
-    # One post of an investigation at a time, across processes, around list -> create/edit only:
-    # the evaluation and the rendering above, and other writers of the knowledge base, do not wait.
-    with post_lock(url, inv["id"]):
-        result = upsert_comment(client, inv["repo"], inv["pr"], body, model["marker"], bot_login=login)
-        if result.action in ("created", "updated"):
-            since = model["since"]["at"] if model["since"] else None
-            with store.session(url) as s:
-                store.record_post(s, inv["id"], result.url, result.action,
-                                  datetime.fromisoformat(since) if since else None)
-    return result, body, inv
+    url, _ = _open()
+    return post_report(url, client, pr, repo, note=_err, **options)
 
 
 @app.command()
@@ -176,4 +150,4 @@ def serve(
     url, _ = _open(create=True)
     run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
                  auth=auth, max_attempts=max_attempts, bot_login=bot_login, open_dashboard=open_dashboard,
-                 grace=grace), post=_post_report)
+                 grace=grace))

@@ -84,7 +84,15 @@ def _reply(status: int, **body: Any) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
-def create_app(settings: Settings, credentials: Any, post: Callable[..., Any]) -> Starlette:
+def create_app(settings: Settings, credentials: Any, post: Optional[Callable[..., Any]] = None) -> Starlette:
+    """The app; ``post(client, pr, repo, bot_login=...)`` posts a comment (default: the
+    use case :func:`triage.usecases.post.post_report` on ``settings.db_url``)."""
+    if post is None:
+        from functools import partial
+
+        from triage.usecases.post import post_report
+
+        post = partial(post_report, settings.db_url)
     queue = Queue(settings.db_url, max_attempts=settings.max_attempts, backoff=settings.backoff)
     processor = Processor(settings.db_url, queue, credentials, post, locks=Locks(), bot_login=settings.bot_login)
     intake = Intake(settings.secret, settings.max_body)
@@ -319,7 +327,7 @@ def _bind(host: str, port: int) -> Any:
     return sock
 
 
-def run(settings: Settings, post: Callable[..., Any]) -> None:
+def run(settings: Settings, post: Optional[Callable[..., Any]] = None) -> None:
     """Start the server (blocks until SIGINT/SIGTERM).  Within ``grace``
     seconds of the signal it is gone: connections and the deliveries under
     way get half each, then whatever still runs is left (the queue finds it

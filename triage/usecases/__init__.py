@@ -1,0 +1,10 @@
+"""What a user does, as plain functions over a knowledge base's URL (or a session)
+and what the command was given: no typer, no Starlette, no printing.
+
+The CLI parses, calls one of these and prints; the server routes, calls the
+same one and responds.  Above the knowledge base, the engine, the renderer and
+the GitHub client; below ``cli`` and ``serve``.
+
+- :mod:`triage.usecases.report`: an investigation's view, as the report shows it;
+- :mod:`triage.usecases.post`: the sticky comment, evaluated, fitted and posted.
+"""

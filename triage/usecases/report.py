@@ -1,0 +1,81 @@
+"""An investigation's view, as ``triage report`` shows it and ``triage post`` posts it."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from triage.errors import InputError
+from triage.render.report import DEFAULT_RUNS
+
+
+def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
+         runs: Optional[int] = DEFAULT_RUNS, full: bool = False,
+         emit: Optional[Callable[[dict], None]] = None) -> dict:
+    """Evaluate one investigation; its view model.
+
+    ``since`` adds the "new since" line: ``last-post``, a time or an age;
+    ``post``: the line the posted comment carries (``store.post_since_view``).
+    ``runs``: the newest runs the runs table shows (None: all).  When nothing
+    the evaluation depends on changed since the last one, the stored
+    evaluation is read instead (``full`` evaluates all the same, a large
+    investigation in two processes).  ``emit(model)`` runs before the
+    commit: when it fails (the output names a directory, the disk is full)
+    nothing is written.
+    """
+    from triage.kb import store
+
+    helper = full_helper(url, pr, repo) if full else None
+    try:
+        with store.session(url) as s:
+            model = view_in(s, pr, repo, since, runs, full, helper)
+            if emit is not None:
+                emit(model)
+            return model
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def full_helper(url: str, pr: int, repo: Optional[str]) -> Any:
+    """A process working out half of a whole evaluation of a large investigation
+    (:mod:`triage.kb.parallel`), forked before this one opens its session; None
+    below the threshold or where there is no second CPU."""
+    from triage.kb import configruns, parallel, store
+
+    with store.session(url) as s:
+        iid = store.find_investigation(s, pr, repo).id
+        kept = configruns.stored(s, iid)
+    if not parallel.worth_it(sum(row[2] for row in kept)):
+        return None
+    return parallel.start(url, iid, [row[0] for row in kept], full=True)
+
+
+def view_in(s: Any, pr: int, repo: Optional[str], since: Optional[str], runs: Optional[int], full: bool,
+            helper: Any) -> dict:
+    """:func:`view` in the session ``s``."""
+    from triage import views
+    from triage.kb import store
+
+    inv = store.find_investigation(s, pr, repo)
+    model = views.model(s, inv, runs=runs, full=full, helper=helper)
+    model["since"] = store.post_since_view(s, inv) if since == "post" else since_view(s, inv, since)
+    return model
+
+
+def since_view(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:
+    """The "new since" line for ``since``: ``last-post``, an ISO 8601 time or an age (None: no line)."""
+    from triage.ingest.runs import parse_since
+    from triage.kb import store
+
+    if since is None:
+        return None
+    if since == "last-post":
+        at = store.last_post_time(s, inv.id)
+        if at is None:
+            raise InputError(f"--since last-post: {inv.repo}#{inv.pr} has no posted report yet; "
+                             "give a time (2026-06-26T12:00Z) or an age (2d)")
+        label = f"the last report ({at:%Y-%m-%d %H:%M} UTC)"
+    else:
+        at = parse_since(since, store.now())
+        label = f"{at:%Y-%m-%d %H:%M} UTC"
+    return store.since_view(s, inv, at, label)
