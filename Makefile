@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test serve bench clean
+.PHONY: demo test bench-check serve bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,10 +28,15 @@ serve: $(VENV)/.installed-test
 	$(BIN)/triage import examples/kimik26-disagg.runs.jsonl
 	$(BIN)/triage serve --insecure-no-signature
 
-# Install with the test extras and run the whole suite (PostgreSQL tests use
-# the local server; .ci/run starts it when it is down).
+# Install with the test extras and run the whole suite on every core (PostgreSQL
+# tests use the local server; .ci/run starts it when it is down), then name the
+# ten slowest tests.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --durations=10
+
+# Every benchmark at its quick size, checked for breakage, not speed (minutes; .ci/run's second step).
+bench-check: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m bench tests/test_bench.py
 
 # Every benchmark in bench/, one after the other (minutes; QUICK=1: a sanity check).
 bench: $(VENV)/.installed-test

@@ -13,11 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ("bench_report.py", "bench_import.py", "bench_scan.py", "bench_cli.py", "bench_concurrency.py",
               "bench_instructions.py", "bench_dashboard.py")
 
 
+@pytest.mark.bench  # minutes: `make bench-check`, .ci/run's second step
 def test_every_benchmark_runs_at_its_quick_size():
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "run_all.py"), "--quick"], cwd=ROOT,
                           capture_output=True, text=True, timeout=1200)
