@@ -29,10 +29,11 @@ serve: $(VENV)/.installed-test
 	$(BIN)/triage serve --insecure-no-signature
 
 # Install with the test extras and run the whole suite on every core (PostgreSQL
-# tests use the local server; .ci/run starts it when it is down), then name the
+# tests use the local server; .ci/run starts it when it is down; a file's tests on one
+# core, so that its fixtures are made once), then name the
 # ten slowest tests.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -n auto --durations=10
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=10
 
 # Every benchmark at its quick size, checked for breakage, not speed (minutes; .ci/run's second step).
 bench-check: $(VENV)/.installed-test
