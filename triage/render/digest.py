@@ -70,7 +70,7 @@ def finished_line(confirmed: bool, runs: int) -> str:
 
 def group_trees(hypotheses: list, folded: set[str]) -> dict[str, str]:
     """Each hypothesis's tree prefix among its own group (shown or folded)."""
-    from triage.render.report import _tree
+    from triage.render.model import _tree
 
     out: dict[str, str] = {}
     for group in (
