@@ -177,3 +177,19 @@ def test_add_run_results_bad_input_writes_nothing(cli, seeded, tmp_path):
     r = cli("add-run", "--pr", "30433", "--run-id", "13", "--config", "c", "--results-format", "junit")
     assert r.code == 2 and "--results-format goes with --results" in r.err
     assert cli("export", "--pr", "30433").out == before
+
+
+def test_import_reads_a_results_file_as_one_run(cli, seeded):
+    r = cli("import", str(EXAMPLES / "junit.xml"), "--pr", "30433", "--run-id", "14", "--config", "ci-tests")
+    assert r.code == 0, r.err
+    assert "recorded run 14 (ci-tests): failed, fail_rate=0.5/4" in r.out
+    r = cli("import", str(EXAMPLES / "lm-eval.json"), "--pr", "30433", "--run-id", "15", "--config", "ci-evals",
+            "--status", "passed")
+    assert r.code == 0 and "gsm8k.exact_match.strict-match=0.9416224412433661/1319" in r.out, r.err
+    r = cli("import", str(EXAMPLES / "google-benchmark.json"), "--pr", "30433", "--run-id", "16")
+    assert r.code == 2 and "a results file (google-benchmark) is one run: give --pr, --run-id and --config" in r.err
+
+
+def test_import_of_records_is_unchanged_and_refuses_run_options(cli, seeded, tmp_path):
+    r = cli("import", str(tmp_path / "examples" / "kimik26-disagg.runs.jsonl"), "--run-id", "1")
+    assert r.code == 2 and "go with a results file" in r.err

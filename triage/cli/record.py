@@ -238,14 +238,18 @@ def import_(
     format: RECORDS_FORMAT_OPT = None,
     repo: REPO_OPT = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace runs even with older records (by updated_at).")] = False,
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="A results file's run (with --config and --pr).")] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="A results file's config.")] = None,
+    status: Annotated[Optional[str], typer.Option("--status", help="A results file's run status, if the file does not say.")] = None,
 ) -> None:
-    """Import run records; all or nothing, idempotent.
+    """Import run records, or a CI results file as one run; all or nothing, idempotent.
 
     Examples:
 
     \b
       triage import examples/kimik26-disagg.runs.jsonl
       triage import runs.csv --pr 30433
+      triage import junit.xml --pr 30433 --run-id 7 --config c7
 
     JSON Lines: one JSON object a line (what `triage export` writes); a metric
     is {"NAME": {"value": V}} (a number) or {"NAME": {"value": V, "n": N}} (a
@@ -257,7 +261,23 @@ def import_(
     later than the record's): that record is skipped and counted as older,
     and --overwrite replaces it anyway. A bad record names its line and nothing
     from the file is kept. The investigation is evaluated once, after the import.
+
+    A results file (JUnit .xml; lm-eval or benchmark .json; or --format junit,
+    lm-eval, pytest-benchmark, google-benchmark, json) is one run, as
+    add-run --results reads it: give --pr, --run-id and --config.
     """
+    from triage.ingest.results import import_format
+
+    kind = import_format(file, format)
+    if kind is not None:
+        if pr is None or run_id is None or config is None:
+            raise InputError(f"{file}: a results file ({kind}) is one run: give --pr, --run-id and --config")
+        add_run(pr=pr, run_id=run_id, config=config, metric=None, status=status, set_=None, log=None, url=None,
+                note=None, time=None, from_github=None, config_from=None, results=[file], results_format=kind,
+                json_path=None, repo=repo)
+        return
+    if run_id is not None or config is not None or status is not None:
+        raise InputError("--run-id, --config and --status go with a results file, not with run records")
     from triage.ingest.importer import guess_format, import_file
     from triage.inputs import check_regular
     from triage.kb import alongside, configruns, parallel, store

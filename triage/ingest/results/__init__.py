@@ -16,7 +16,8 @@ from typing import Any, Mapping, Optional, Sequence
 from triage.errors import InputError
 from triage.ingest.results.common import Found
 
-__all__ = ["FORMATS", "Found", "detect", "read_file", "read_results", "as_repeats", "json_extractors"]
+__all__ = ["FORMATS", "Found", "detect", "read_file", "read_results", "as_repeats", "json_extractors",
+           "import_format"]
 
 FORMATS = ("junit", "lm-eval", "pytest-benchmark", "google-benchmark", "json")
 
@@ -113,3 +114,28 @@ def as_repeats(found: Found) -> list[dict[str, dict]]:
         for i, v in enumerate(values):
             out[i][name] = {"value": v}
     return out
+
+
+def import_format(path: str, fmt: Optional[str]) -> Optional[str]:
+    """The results format ``triage import`` reads ``path`` as, or None for run
+    records: ``--format`` a results format, else a ``.xml`` file is JUnit and a
+    ``.json`` file is what its content shows, when it is a results format."""
+    import os
+
+    from triage.ingest.results.safe import load_json
+    from triage.limits import get
+
+    if fmt is not None:
+        return fmt if fmt in FORMATS else None
+    name = path.lower()
+    if path == "-" or not name.endswith((".xml", ".json")):
+        return None
+    if name.endswith(".xml"):
+        return "junit"
+    if not os.path.isfile(path) or os.path.getsize(path) > get("results_bytes"):
+        return None  # records, read line by line
+    try:
+        kind = _json_format(load_json(path))
+    except InputError:
+        return None  # JSON Lines, say: the records reader says what is wrong
+    return None if kind == "json" else kind
