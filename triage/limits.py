@@ -43,6 +43,8 @@ LIMITS = {
     "json_depth": Limit("TRIAGE_MAX_JSON_DEPTH", 32, "nesting depth of a JSON record"),
     "results_bytes": Limit("TRIAGE_MAX_RESULTS_BYTES", 32 << 20, "bytes of one results file (JUnit XML, lm-eval or benchmark JSON)"),
     "result_entries": Limit("TRIAGE_MAX_RESULT_ENTRIES", 100_000, "test cases, tasks or benchmarks in one results file"),
+    "artifact_bytes": Limit("TRIAGE_MAX_ARTIFACT_BYTES", 256 << 20, "bytes of one workflow run artifact (a zip) to download"),
+    "artifact_entries": Limit("TRIAGE_MAX_ARTIFACT_ENTRIES", 10_000, "entries of one workflow run artifact (a zip)"),
     "record_bytes": Limit("TRIAGE_MAX_RECORD_BYTES", 16 << 20, "bytes of one line of a file of run records"),
     "rule_file_bytes": Limit("TRIAGE_MAX_RULE_FILE_BYTES", 4 << 20, "bytes of one rule file"),
     "rule_text": Limit("TRIAGE_MAX_RULE_TEXT", 10_000, "characters of one text in a rule file"),
