@@ -27,7 +27,7 @@ Endpoints (all under ``fake.url``; every one but ``/_blob`` needs
   ``return_run_details: true`` the answer is 200 with its ``workflow_run_id``,
   ``run_url`` and ``html_url``, else 204.
 * ``GET /repos/{o}/{r}/actions/runs/{id}``, ``.../runs/{id}/jobs`` (paginated,
-  ``{total_count, jobs}``), ``.../runs/{id}/artifacts``,
+  ``{total_count, jobs}``), ``.../runs/{id}/artifacts``, ``.../artifacts/{id}/zip`` (302 -> zip blob),
   ``.../actions/jobs/{id}/logs`` (302 -> text blob) and ``.../runs/{id}/logs``
   (302 -> zip blob).  Blobs live at ``/_blob/...`` on the same server, or on a
   second server (another port, so another origin, like GitHub's archive hosts)

@@ -150,13 +150,7 @@ def add_run(
             parse.parse_repeats(metric, parse.metric_scales(inv.spec))
         _check_names(s, inv, items[0], strict)
         if results:
-            from triage.ingest.results.apply import results_into
-
-            items, said = results_into(s, inv, items, base_id, results, results_format, json_path or [])
-            for line in said:
-                _err(line)
-        if len(items) > 1 and log is not None:
-            raise InputError("--log reads one run: the results files hold repeats")
+            items = _with_results(s, inv, items, base_id, results, results_format, json_path, log)
         for data in items:
             if log is not None:
                 from triage.ingest.logread import read_log_into
@@ -167,6 +161,19 @@ def add_run(
             recorded.append((row, created, []))
         _, _, changed = _evaluate(s, inv)
     _print_recorded(recorded, changed, format)
+
+
+def _with_results(s: Any, inv: Any, items: list, base_id: str, results: List[str], fmt: Optional[str],
+                  json_path: Optional[List[str]], log: Optional[str]) -> list:
+    """The runs with what the results files gave (``add-run --results``), saying what was read."""
+    from triage.ingest.results.apply import results_into
+
+    items, said = results_into(s, inv, items, base_id, results, fmt, json_path or [])
+    for line in said:
+        _err(line)
+    if len(items) > 1 and log is not None:
+        raise InputError("--log reads one run: the results files hold repeats")
+    return items
 
 
 def _check_names(s: Any, inv: Any, data: Any, strict: bool) -> None:
@@ -261,23 +268,11 @@ def import_(
     later than the record's): that record is skipped and counted as older,
     and --overwrite replaces it anyway. A bad record names its line and nothing
     from the file is kept. The investigation is evaluated once, after the import.
-
-    A results file (JUnit .xml; lm-eval or benchmark .json; or --format junit,
-    lm-eval, pytest-benchmark, google-benchmark, json) is one run, as
-    add-run --results reads it: give --pr, --run-id and --config.
+    A results file (JUnit .xml, lm-eval or benchmark .json, or --format junit, lm-eval, …)
+    is one run, as add-run --results reads it: give --pr, --run-id and --config.
     """
-    from triage.ingest.results import import_format
-
-    kind = import_format(file, format)
-    if kind is not None:
-        if pr is None or run_id is None or config is None:
-            raise InputError(f"{file}: a results file ({kind}) is one run: give --pr, --run-id and --config")
-        add_run(pr=pr, run_id=run_id, config=config, metric=None, status=status, set_=None, log=None, url=None,
-                note=None, time=None, from_github=None, config_from=None, results=[file], results_format=kind,
-                json_path=None, repo=repo)
+    if _import_results(file, format, pr, repo, run_id, config, status):
         return
-    if run_id is not None or config is not None or status is not None:
-        raise InputError("--run-id, --config and --status go with a results file, not with run records")
     from triage.ingest.importer import guess_format, import_file
     from triage.inputs import check_regular
     from triage.kb import alongside, configruns, parallel, store
@@ -324,6 +319,24 @@ def import_(
                     helper.close()
     older = f", {result.older} older (kept the newer)" if result.older else ""
     typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
+
+
+def _import_results(file: str, format: Optional[str], pr: Optional[int], repo: Optional[str],
+                    run_id: Optional[str], config: Optional[str], status: Optional[str]) -> bool:
+    """Whether ``file`` is a results file, recorded as one run as ``add-run --results`` does."""
+    from triage.ingest.results import import_format
+
+    kind = import_format(file, format)
+    if kind is None:
+        if run_id is not None or config is not None or status is not None:
+            raise InputError("--run-id, --config and --status go with a results file, not with run records")
+        return False
+    if pr is None or run_id is None or config is None:
+        raise InputError(f"{file}: a results file ({kind}) is one run: give --pr, --run-id and --config")
+    add_run(pr=pr, run_id=run_id, config=config, metric=None, status=status, set_=None, log=None, url=None,
+            note=None, time=None, from_github=None, config_from=None, results=[file], results_format=kind,
+            json_path=None, repo=repo)
+    return True
 
 
 @app.command()
