@@ -121,3 +121,9 @@ def test_from_github_refuses_an_artifact_past_its_size(cli, gh, monkeypatch):
     r = cli("add-run", "--pr", str(PR), "--from-github", str(RUN), "--config-from", r"\((.+)\)")
     assert r.code == 2 and r.err.splitlines() == [
         f"Error: artifact '{LEG}': more than 100 bytes; TRIAGE_MAX_ARTIFACT_BYTES raises the limit"]
+
+
+def test_the_results_files_together_are_bounded(monkeypatch):
+    monkeypatch.setenv("TRIAGE_MAX_ARTIFACT_BYTES", "1000")
+    with pytest.raises(InputError, match="its results files unpack to more than 1,000 bytes"):
+        results_in_zip("a", zipped({"a.json": b" " * 600, "b.json": b" " * 600}))

@@ -7,7 +7,7 @@ to download (by the size GitHub lists, and by what arrives), at most
 directory (absolute, ``..``, a drive or a backslash) and no link, each entry
 expanding at most ``TRIAGE_MAX_GZIP_RATIO`` times (past its first MiB) and
 to at most ``TRIAGE_MAX_RESULTS_BYTES``, counted as it is read, not as the
-archive claims.  Only the results files (``.xml``, ``.json``) are kept; they
+archive claims, and the results files together to ``TRIAGE_MAX_ARTIFACT_BYTES``.  Only the results files (``.xml``, ``.json``) are kept; they
 are written under a temporary directory by names of triage's own and read
 by :mod:`triage.ingest.results`.
 
@@ -57,8 +57,15 @@ def results_in_zip(artifact: str, data: bytes) -> list[tuple[str, bytes]]:
                 raise InputError(f"{where}: the entry {info.filename[:200]!r} would leave its directory")
             if stat.S_ISLNK(info.external_attr >> 16):
                 raise InputError(f"{where}: the entry {info.filename[:200]!r} is a link")
-        return [(info.filename, _read(archive, info, where)) for info in infos
-                if not info.is_dir() and info.filename.lower().endswith(RESULT_SUFFIXES)]
+        kept, total, most = [], 0, limits.get("artifact_bytes")
+        for info in infos:
+            if not info.is_dir() and info.filename.lower().endswith(RESULT_SUFFIXES):
+                kept.append((info.filename, _read(archive, info, where)))
+                total += len(kept[-1][1])
+                if total > most:
+                    raise InputError(f"{where}: its results files unpack to more than {most:,} bytes; "
+                                     "TRIAGE_MAX_ARTIFACT_BYTES raises the limit")
+        return kept
 
 
 def _read(archive: "object", info: "object", where: str) -> bytes:
