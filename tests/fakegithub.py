@@ -27,7 +27,7 @@ Endpoints (all under ``fake.url``; every one but ``/_blob`` needs
   ``return_run_details: true`` the answer is 200 with its ``workflow_run_id``,
   ``run_url`` and ``html_url``, else 204.
 * ``GET /repos/{o}/{r}/actions/runs/{id}``, ``.../runs/{id}/jobs`` (paginated,
-  ``{total_count, jobs}``), ``.../runs/{id}/artifacts``,
+  ``{total_count, jobs}``), ``.../runs/{id}/artifacts``, ``.../artifacts/{id}/zip`` (302 -> zip blob),
   ``.../actions/jobs/{id}/logs`` (302 -> text blob) and ``.../runs/{id}/logs``
   (302 -> zip blob).  Blobs live at ``/_blob/...`` on the same server, or on a
   second server (another port, so another origin, like GitHub's archive hosts)
@@ -173,6 +173,18 @@ def _too_long_body() -> dict:
     return copy.deepcopy(_FALLBACK_TOO_LONG)
 
 
+def _zip_of(files: dict[str, str | bytes]) -> bytes:
+    """A zip archive of ``files`` (name -> content), as GitHub serves an artifact."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, content in files.items():
+            z.writestr(name, content)
+    return buf.getvalue()
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -262,6 +274,7 @@ class FakeGitHub:
         self._job_logs: dict[int, str | bytes | int | None] = {}
         self._run_logs: dict[tuple[str, int], dict[str, str] | int] = {}
         self._artifacts: dict[tuple[str, int], list[dict]] = {}
+        self._artifact_zips: dict[tuple[str, int], bytes] = {}  # (repo, artifact id) -> its zip
         self._pulls: dict[tuple[str, int], dict] = {}
         self.dispatches: list[dict] = []
         self.on_dispatch: Any = None
@@ -436,7 +449,7 @@ class FakeGitHub:
         head_branch: str = "main",
         name: str = "CI",
         run_logs: dict[str, str] | int | None = None,
-        artifacts: list[str] | None = None,
+        artifacts: "list[str] | dict[str, bytes | dict[str, str | bytes]] | None" = None,
     ) -> dict:
         """Store a run with its jobs and logs; return the run (API shape).
 
@@ -445,6 +458,8 @@ class FakeGitHub:
         no log -> 404; an int for that status, e.g. 410).  ``run_logs``: the
         files of the run's zip (name -> text), or a status; by default the zip
         holds ``{i}_{job name}.txt`` for each job with a text log.
+        ``artifacts``: names (listed only), or name -> the zip's bytes or its
+        files (name -> content), served at ``.../artifacts/{id}/zip``.
         """
         with self._lock:
             run_id = run_id or (30_433_642 + len(self._runs))
@@ -491,7 +506,12 @@ class FakeGitHub:
             arts = []
             for i, art_name in enumerate(artifacts or []):
                 art = copy.deepcopy(self._artifact_example)
-                art.update(id=run_id * 10 + i, name=art_name)
+                art.update(id=run_id * 10 + i, name=art_name, expired=False)
+                content = artifacts[art_name] if isinstance(artifacts, dict) else None
+                if content is not None:
+                    data = content if isinstance(content, bytes) else _zip_of(content)
+                    self._artifact_zips[(repo, art["id"])] = data
+                    art["size_in_bytes"] = len(data)
                 arts.append(art)
             self._artifacts[(repo, run_id)] = arts
             return copy.deepcopy(run)
@@ -691,6 +711,7 @@ class FakeGitHub:
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)", self._get_run),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/jobs", self._list_jobs),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/artifacts", self._list_artifacts),
+            (rf"GET {repo}/actions/artifacts/(?P<art_id>\d+)/zip", self._artifact_zip),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/logs", self._run_logs_redirect),
             (rf"GET {repo}/actions/jobs/(?P<job_id>\d+)/logs", self._job_log_redirect),
         ]
@@ -844,6 +865,13 @@ class FakeGitHub:
             arts = self._artifacts[(repo, int(run_id))]
             chunk, headers = self._page(arts, f"/repos/{repo}/actions/runs/{run_id}/artifacts", query)
             return _json_reply(200, {"total_count": len(arts), "artifacts": copy.deepcopy(chunk)}, headers)
+
+    def _artifact_zip(self, repo: str, art_id: str, query: dict, body: bytes) -> _Reply:
+        with self._lock:
+            data = self._artifact_zips.get((repo, int(art_id)))
+        if data is None:
+            return _error(404, "Not Found")
+        return _Reply(302, b"", {"Location": self._blob("application/zip", data)})
 
     def _job_log_redirect(self, repo: str, job_id: str, query: dict, body: bytes) -> _Reply:
         with self._lock:

@@ -101,9 +101,42 @@ def _deep_first_line(path: Path) -> None:
     path.write_text('{"a": ' + "[" * 5000 + "]" * 5000 + "}\n")
 
 
+def _huge_json(path: Path) -> None:
+    """A 1 GB file, sparse: it costs no disk."""
+    with path.open("wb") as f:
+        f.write(b'{"results": {')
+        f.truncate(1 << 30)
+
+
+def _deep_results(path: Path) -> None:
+    """lm-eval results whose task nests 100,000 arrays deep."""
+    path.write_text('{"results": {"t": ' + "[" * 100_000 + "]" * 100_000 + '}, "n-samples": {}}')
+
+
+def _many_values(path: Path) -> None:
+    """Ten million empty arrays: 30 MB."""
+    path.write_text('{"results": {"t": [' + "[]," * 10_000_000 + "[]]}}")
+
+
+def _deep_xml(path: Path) -> None:
+    """Test suites nested 100,000 deep."""
+    path.write_text("<testsuites>" + "<testsuite>" * 100_000 + "</testsuite>" * 100_000 + "</testsuites>")
+
+
+def _many_cases(path: Path) -> None:
+    """150,000 test cases: 3 MB."""
+    with path.open("w") as f:
+        f.write("<testsuite>")
+        for _ in range(15):
+            f.write('<testcase name="t"/>' * 10_000)
+        f.write("</testsuite>")
+
+
 MAKERS = {"gzip-bomb": _gzip_bomb, "long-line": _long_line, "deep-json": _deep_json,
           "many-errors": _many_errors, "bad-scalars": _bad_scalars, "fifo": _fifo, "long-record": _long_record,
-          "long-title": _long_title, "deep-first-line": _deep_first_line}
+          "long-title": _long_title, "deep-first-line": _deep_first_line,
+          "huge-json": _huge_json, "deep-results": _deep_results, "many-values": _many_values,
+          "deep-xml": _deep_xml, "many-cases": _many_cases}
 
 
 # --------------------------------------------------------------------------

@@ -56,6 +56,16 @@ def add_run(
         help="With --from-github: the config is this regex's first group (else its match) in the job name; "
              "jobs it does not match are skipped [default: the whole job name].")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="An unknown metric or config is an error, not a warning.")] = False,
+    results: Annotated[Optional[List[str]], typer.Option(
+        "--results", metavar="FILE",
+        help="A CI results file, repeatable: JUnit XML, lm-eval results, pytest-benchmark or Google Benchmark "
+             "JSON, or any JSON read by json: extractors (the format from its content).")] = None,
+    results_format: Annotated[Optional[str], typer.Option(
+        "--results-format", help="The format of the --results files: junit, lm-eval, pytest-benchmark, "
+                                 "google-benchmark or json.")] = None,
+    json_path: Annotated[Optional[List[str]], typer.Option(
+        "--json-path", metavar="NAME=EXPR",
+        help="With --results: the metric NAME is the value of this JMESPath expression, repeatable.")] = None,
     repo: REPO_OPT = None,
     format: FORMAT_OPT = "text",
 ) -> None:
@@ -72,6 +82,7 @@ def add_run(
       triage add-run --pr 128 --run-id 7001 --config e2e \\
           --metric wall_s=1486.0,1487.4 --status failed   # two repeats: runs 7001-r1, 7001-r2
       triage add-run --pr 30433 --from-github 28907609511 --config-from '\\((.+)\\)'
+      triage add-run --pr 30433 --run-id 7 --config c7 --results junit.xml --results lm-eval.json
 
     A second call with the same run id and config updates that run: metrics
     and provenance are merged, other fields given replace the old ones.
@@ -89,6 +100,11 @@ def add_run(
     GitHub gives each job's status, URL, time and log, and the run's sha and
     branch; --set and --note add to every job. It needs a token (GITHUB_TOKEN
     or GH_TOKEN) that may read the repository's Actions.
+
+    With --results, the files' metrics are recorded: JUnit XML gives test
+    counts, fail_rate and failed:TEST per test case, and the status; lm-eval
+    each task's metric with its n; benchmark JSON each benchmark's time, its
+    repetitions as repeats of the run. --metric, --set and --status win.
     """
     from triage.ingest import runs as parse
     from triage.kb import store
@@ -97,7 +113,8 @@ def add_run(
     provenance = parse.parse_assignments(set_ or []) if set_ else None
     if from_github is not None:
         given = [flag for flag, value in (("--run-id", run_id), ("--config", config), ("--metric", metric),
-                                          ("--status", status), ("--log", log), ("--url", url), ("--time", time))
+                                          ("--status", status), ("--log", log), ("--url", url), ("--time", time),
+                                          ("--results", results))
                  if value]
         if given:
             raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
@@ -107,6 +124,8 @@ def add_run(
         raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
     if config_from is not None:
         raise InputError("--config-from goes with --from-github")
+    if (results_format or json_path) and not results:
+        raise InputError(f"{'--results-format' if results_format else '--json-path'} goes with --results")
     # each proportion is checked on its metric's scale once the investigation is known
     repeats = parse.parse_repeats(metric, scales=None) if metric else [None]
     if len(repeats) > 1 and log is not None:
@@ -130,6 +149,8 @@ def add_run(
         if metric:
             parse.parse_repeats(metric, parse.metric_scales(inv.spec))
         _check_names(s, inv, items[0], strict)
+        if results:
+            items = _with_results(s, inv, items, base_id, results, results_format, json_path, log)
         for data in items:
             if log is not None:
                 from triage.ingest.logread import read_log_into
@@ -140,6 +161,19 @@ def add_run(
             recorded.append((row, created, []))
         _, _, changed = _evaluate(s, inv)
     _print_recorded(recorded, changed, format)
+
+
+def _with_results(s: Any, inv: Any, items: list, base_id: str, results: List[str], fmt: Optional[str],
+                  json_path: Optional[List[str]], log: Optional[str]) -> list:
+    """The runs with what the results files gave (``add-run --results``), saying what was read."""
+    from triage.ingest.results.apply import results_into
+
+    items, said = results_into(s, inv, items, base_id, results, fmt, json_path or [])
+    for line in said:
+        _err(line)
+    if len(items) > 1 and log is not None:
+        raise InputError("--log reads one run: the results files hold repeats")
+    return items
 
 
 def _check_names(s: Any, inv: Any, data: Any, strict: bool) -> None:
@@ -211,14 +245,18 @@ def import_(
     format: RECORDS_FORMAT_OPT = None,
     repo: REPO_OPT = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace runs even with older records (by updated_at).")] = False,
+    run_id: Annotated[Optional[str], typer.Option("--run-id", help="A results file's run (with --config and --pr).")] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="A results file's config.")] = None,
+    status: Annotated[Optional[str], typer.Option("--status", help="A results file's run status, if the file does not say.")] = None,
 ) -> None:
-    """Import run records; all or nothing, idempotent.
+    """Import run records, or a CI results file as one run; all or nothing, idempotent.
 
     Examples:
 
     \b
       triage import examples/kimik26-disagg.runs.jsonl
       triage import runs.csv --pr 30433
+      triage import junit.xml --pr 30433 --run-id 7 --config c7
 
     JSON Lines: one JSON object a line (what `triage export` writes); a metric
     is {"NAME": {"value": V}} (a number) or {"NAME": {"value": V, "n": N}} (a
@@ -230,7 +268,11 @@ def import_(
     later than the record's): that record is skipped and counted as older,
     and --overwrite replaces it anyway. A bad record names its line and nothing
     from the file is kept. The investigation is evaluated once, after the import.
+    A results file (JUnit .xml, lm-eval or benchmark .json, or --format junit, lm-eval, …)
+    is one run, as add-run --results reads it: give --pr, --run-id and --config.
     """
+    if _import_results(file, format, pr, repo, run_id, config, status):
+        return
     from triage.ingest.importer import guess_format, import_file
     from triage.inputs import check_regular
     from triage.kb import alongside, configruns, parallel, store
@@ -277,6 +319,24 @@ def import_(
                     helper.close()
     older = f", {result.older} older (kept the newer)" if result.older else ""
     typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
+
+
+def _import_results(file: str, format: Optional[str], pr: Optional[int], repo: Optional[str],
+                    run_id: Optional[str], config: Optional[str], status: Optional[str]) -> bool:
+    """Whether ``file`` is a results file, recorded as one run as ``add-run --results`` does."""
+    from triage.ingest.results import import_format
+
+    kind = import_format(file, format)
+    if kind is None:
+        if run_id is not None or config is not None or status is not None:
+            raise InputError("--run-id, --config and --status go with a results file, not with run records")
+        return False
+    if pr is None or run_id is None or config is None:
+        raise InputError(f"{file}: a results file ({kind}) is one run: give --pr, --run-id and --config")
+    add_run(pr=pr, run_id=run_id, config=config, metric=None, status=status, set_=None, log=None, url=None,
+            note=None, time=None, from_github=None, config_from=None, results=[file], results_format=kind,
+            json_path=None, repo=repo)
+    return True
 
 
 @app.command()

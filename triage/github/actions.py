@@ -51,6 +51,7 @@ __all__ = [
     "log_lines",
     "download_run_logs",
     "list_run_artifacts",
+    "download_artifact",
     "status_for",
     "GitHubLogsGone",
 ]
@@ -222,3 +223,28 @@ def list_run_artifacts(client: GitHubClient, repo: str, run_id: int) -> list[dic
     validate_repo(repo)
     run_id = _positive_int(run_id, "run id")
     return list(client.paginate(f"/repos/{repo}/actions/runs/{run_id}/artifacts", key="artifacts"))
+
+
+def download_artifact(client: GitHubClient, repo: str, artifact: dict) -> bytes | None:
+    """An artifact's zip archive, or None when GitHub no longer has it (expired,
+    deleted); InputError when it is bigger than ``TRIAGE_MAX_ARTIFACT_BYTES``."""
+    from triage import limits
+
+    most = limits.get("artifact_bytes")
+    name = str(artifact.get("name"))[:100]
+    too_big = InputError(f"artifact {name!r}: more than {most:,} bytes; TRIAGE_MAX_ARTIFACT_BYTES raises the limit")
+    size = artifact.get("size_in_bytes")
+    if isinstance(size, int) and size > most:
+        raise too_big
+    if artifact.get("expired"):
+        return None
+    try:
+        resp = client.request("GET", f"/repos/{repo}/actions/artifacts/{int(artifact['id'])}/zip",
+                              follow_redirects=True)
+    except GitHubError as err:
+        if err.status in _GONE:
+            return None
+        raise
+    if len(resp.content) > most:
+        raise too_big
+    return resp.content

@@ -6,13 +6,16 @@ first group, else the whole match; jobs it does not match are skipped).  The
 status comes from the job's conclusion (``github.actions.status_for``), the
 URL is the job's page, the time its completion, and the provenance ``sha``
 and ``branch`` the run's head.  The job's log is fetched and handed to
-``ingest.logread.apply_log``, which reads what it can from it.
+``ingest.logread.apply_log``, which reads what it can from it.  The run's
+artifacts are downloaded (``ingest.artifacts``: bounded, no path leaves its
+directory) and the results files in them read into the runs of the jobs
+they belong to, as ``add-run --results`` reads them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from triage.errors import InputError
@@ -30,6 +33,8 @@ class JobRun:
     job: JobRecord
     data: store.RunInput
     lines: Optional[list[str]]  # the job's log; None when GitHub no longer has it
+    results: list[tuple[str, bytes]] = field(default_factory=list)  # ("ARTIFACT/ENTRY", content)
+    said: list[str] = field(default_factory=list)  # what the artifacts gave or why not
 
 
 def config_pattern(text: Optional[str]) -> Optional[re.Pattern]:
@@ -82,8 +87,30 @@ def fetch(
         names = ", ".join(repr(j.name) for j in jobs) or "none"
         why = f"no job matches --config-from {pattern.pattern!r}" if pattern is not None else "it has no jobs"
         raise InputError(f"nothing to record from workflow run {run_id} in {repo}: {why} (jobs: {names})")
-    return [_job_run(client, repo, str(run.get("id") or run_id), config, job, provenance, note)
-            for config, job in chosen.items()]
+    items = [_job_run(client, repo, str(run.get("id") or run_id), config, job, provenance, note)
+             for config, job in chosen.items()]
+    _artifacts(client, repo, run_id, {item.data.config: item for item in items})
+    return items
+
+
+def _artifacts(client: Any, repo: str, run_id: int, by_config: dict[str, JobRun]) -> None:
+    """Each artifact's results files onto the run of the job it belongs to (``artifacts.owner``)."""
+    from triage.github.actions import download_artifact, list_run_artifacts
+    from triage.ingest.artifacts import owner, results_in_zip
+
+    for art in list_run_artifacts(client, repo, run_id):
+        name = str(art.get("name"))
+        config = owner(name, by_config)
+        if config is None:
+            first = next(iter(by_config.values()))
+            first.said.append(f"artifact {name}: no job's config is in its name; not read")
+            continue
+        data = download_artifact(client, repo, art)
+        item = by_config[config]
+        if data is None:
+            item.said.append(f"artifact {name}: no longer on GitHub (expired or deleted)")
+            continue
+        item.results += [(f"{name}/{entry}", content) for entry, content in results_in_zip(name, data)]
 
 
 def fetch_job(
@@ -130,6 +157,32 @@ def record(s: Any, inv: Any, items: list[JobRun]) -> list[tuple[Any, bool, list[
             messages = [f"{item.data.config}: the job's log is no longer on GitHub (expired or deleted)"]
         else:
             messages = apply_log(s, inv, item.data, item.lines, conclusion=True)
-        row, created = store.upsert_run(s, inv.id, item.data)
-        out.append((row, created, messages))
+        runs, said = _with_results(s, inv, item)
+        for i, data in enumerate(runs):
+            row, created = store.upsert_run(s, inv.id, data)
+            out.append((row, created, messages + item.said + said if i == 0 else []))
     return out
+
+
+def _with_results(s: Any, inv: Any, item: JobRun) -> tuple[list, list[str]]:
+    """The job's run (or its repeats) with what its artifacts' results files gave."""
+    if not item.results:
+        return [item.data], []
+    import tempfile
+    from pathlib import Path
+
+    from triage.ingest.artifacts import write_results
+    from triage.ingest.results.apply import results_into
+
+    def named(text: str) -> str:  # a file by its artifact and entry, not its temporary path
+        for path, (name, _) in zip(paths, item.results):
+            text = text.replace(path, f"artifact {name}")
+        return text
+
+    with tempfile.TemporaryDirectory(prefix="triage-artifacts-") as tmp:
+        paths = write_results(item.results, Path(tmp))
+        try:
+            runs, said = results_into(s, inv, [item.data], item.data.run_id, paths, None, [])
+        except InputError as e:
+            raise InputError(named(e.message)) from None
+    return runs, [named(line) for line in said]

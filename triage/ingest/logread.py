@@ -101,7 +101,7 @@ def signature_from_spec(d: Mapping[str, Any]) -> SignatureSpec:
 def extractors_of(s: Any, inv: Any) -> list[Extractor]:
     """The investigation's extractors and the shared ones; the built-in
     accuracy reader only when none is declared."""
-    found = [extractor_from_spec(d) for d in store.extractors_for(s, inv)]
+    found = [extractor_from_spec(d) for d in store.extractors_for(s, inv) if d.get("pattern")]  # json: read results
     return found or list(DEFAULT_EXTRACTORS)
 
 

@@ -543,7 +543,8 @@ class SignatureSpecModel(Strict):
 
 class ExtractorSpec(Strict):
     id: str = Field(pattern=ID_RE)
-    pattern: str
+    pattern: Optional[str] = None  # a regular expression over a log's lines
+    json_: Optional[str] = Field(default=None, alias="json")  # or a JMESPath expression over a JSON results file
     metric: Optional[str] = None
     provenance: Optional[str] = None
     status: Optional[Union[str, dict[str, str]]] = None
@@ -552,20 +553,9 @@ class ExtractorSpec(Strict):
 
     @model_validator(mode="after")
     def _kind(self) -> "ExtractorSpec":
-        kinds = [k for k in ("metric", "provenance", "status") if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ValueError("an extractor reads exactly one of metric, provenance or status")
-        from triage.ingest.userregex import UserRegexError, compile_user
+        from triage.rules.extractorcheck import check_extractor
 
-        try:
-            rx = compile_user(self.pattern)
-        except UserRegexError as e:
-            raise ValueError(f"bad pattern: {e}") from None
-        if kinds[0] != "status" or isinstance(self.status, dict):
-            if "value" not in rx.groupindex:
-                raise ValueError("the pattern needs a named group (?P<value>...)")
-        if kinds[0] == "status":
-            _statuses(list(self.status.values()) if isinstance(self.status, dict) else [self.status])
+        check_extractor(self)  # its ValueError says what is wrong
         return self
 
 

@@ -1,0 +1,42 @@
+"""What an extractor of a rule file must be: one thing read, by a log pattern or a JSON path.
+
+A ``pattern`` is a regular expression run on RE2 over a log's lines (with a
+named group ``value``, unless it sets a status); a ``json`` is a JMESPath
+expression over a JSON results file (``add-run --results``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["check_extractor"]
+
+
+def check_extractor(spec: Any) -> None:
+    """Raise ValueError (pydantic reports it at the extractor's place) if ``spec`` is not one."""
+    from triage.rules.schema import _statuses
+
+    kinds = [k for k in ("metric", "provenance", "status") if getattr(spec, k) is not None]
+    if len(kinds) != 1:
+        raise ValueError("an extractor reads exactly one of metric, provenance or status")
+    if kinds[0] == "status":
+        _statuses(list(spec.status.values()) if isinstance(spec.status, dict) else [spec.status])
+    if (spec.pattern is None) == (spec.json_ is None):
+        raise ValueError("an extractor has exactly one of pattern (a log line) or json (a path in a results file)")
+    if spec.json_ is not None:
+        import jmespath
+        from jmespath.exceptions import JMESPathError
+
+        try:
+            jmespath.compile(spec.json_)
+        except JMESPathError as e:
+            raise ValueError(f"bad JMESPath expression: {str(e).splitlines()[0]}") from None
+        return
+    from triage.ingest.userregex import UserRegexError, compile_user
+
+    try:
+        rx = compile_user(spec.pattern)
+    except UserRegexError as e:
+        raise ValueError(f"bad pattern: {e}") from None
+    if (kinds[0] != "status" or isinstance(spec.status, dict)) and "value" not in rx.groupindex:
+        raise ValueError("the pattern needs a named group (?P<value>...)")
