@@ -37,6 +37,7 @@ KNOWN_UPWARD = {
     ("kb/runs.py", "triage.ingest.records"),
     ("rules/cache.py", "triage.kb.snapshot"),
     ("rules/evidence.py", "triage.render.env"),  # the `because:` templates' sandbox
+    ("rules/extractorcheck.py", "triage.ingest.userregex"),  # user regexes checked as the log reader compiles them
     ("rules/schema.py", "triage.ingest.userregex"),
     ("rules/schema.py", "triage.render.env"),
     ("rules/testing.py", "triage.ingest.records"),
