@@ -98,7 +98,7 @@ def _post_report(client: Any, pr: int, repo: Optional[str], *, bot_login: Option
     from triage.kb import store
     from triage.kb.postlock import post_lock
 
-    url, model = _model(pr, repo, "post")
+    url, model = _model(pr, repo, "post", writes=not (dry_run or offline))
     body = _fitted(model, templates)
     inv = model["investigation"]
     if dry_run or offline:  # writes nothing: no turn to wait for

@@ -34,6 +34,9 @@ def resolve_url(db: Optional[str]) -> str:
     """A SQLAlchemy URL from ``--db``/``TRIAGE_DB``; a bare path means SQLite."""
     value = db or os.environ.get("TRIAGE_DB") or DEFAULT_DB
     if "://" in value:
+        if value.startswith("sqlite:///file:"):  # SQLite's URI form: its parameters stay (mode=ro)
+            path, sep, query = value[len("sqlite:///file:"):].partition("?")
+            return f"sqlite:///file:{Path(path).resolve()}{sep}{query}"
         if value.startswith("sqlite:///") and not value.startswith("sqlite:////") and ":memory:" not in value:
             value = "sqlite:///" + str(Path(value[len("sqlite:///"):]).resolve())
         return value
@@ -42,10 +45,10 @@ def resolve_url(db: Optional[str]) -> str:
 
 def missing_file(url: str) -> Optional[Path]:
     """The SQLite file a URL names when it does not exist yet (None: it exists, or not SQLite)."""
-    if not url.startswith("sqlite:///") or ":memory:" in url:
-        return None
-    path = Path(url[len("sqlite:///"):])
-    return None if path.exists() else path
+    from triage.kb.readonly import sqlite_path
+
+    path = sqlite_path(url)
+    return None if path is None or path.exists() else path
 
 
 _engines: dict[str, Engine] = {}
