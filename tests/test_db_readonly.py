@@ -132,3 +132,40 @@ def _as_nobody(base: Path, frozen: Path, rules_dir: Path) -> None:
                         "`add-run` writes; the commands that read (report, hypotheses, bisect, export, …) work on it\n")
     assert _digest(kb) == before
     assert sorted(p.name for p in shelf.iterdir()) == ["kb.sqlite"]
+
+
+@pytest.mark.parametrize("args", [READING[0], WRITING[0]], ids=" ".join)
+def test_a_knowledge_base_that_is_no_file_is_bad_input(cli, rules_dir, tmp_path, args):
+    """A directory, or a read-only file that is no SQLite database: exit 2, one line."""
+    (tmp_path / "shelf").mkdir()
+    r = cli("--db", str(tmp_path / "shelf"), *args)
+    assert (r.code, r.err) == (2, f"Error: the knowledge base sqlite:///{tmp_path / 'shelf'} is a directory: "
+                                  "point --db at a knowledge base, or at a new file to start one\n")
+    (tmp_path / "notes.txt").write_text("not a database\n" * 100)
+    url = _read_only_url(tmp_path / "notes.txt")
+    r = cli("--db", url, *args)
+    assert r.code == 2 and r.err.count("\n") == 1, r.err
+    assert r.err in (f"Error: the knowledge base {url} is not a SQLite database: point --db at a knowledge base, "
+                     "or at a new file to start one\n", str(readonly_refusal(url, args[0])))
+
+
+def readonly_refusal(url: str, command: str) -> str:
+    return (f"Error: the knowledge base {url} is read-only (this process cannot write to it): `{command}` writes; "
+            "the commands that read (report, hypotheses, bisect, export, …) work on it\n")
+
+
+def test_an_older_read_only_knowledge_base_is_read_without_upgrading_it(cli, rules_dir, tmp_path):
+    """Its private copy is upgraded, silently and with no backup: the file itself is not."""
+    from tests.test_migrations import _first_schema_sqlite
+
+    path = tmp_path / "old.sqlite"
+    _first_schema_sqlite(path)
+    before = _digest(path)
+    tmp = Path(tempfile.gettempdir())
+    baks = set(tmp.glob("triage-read-*"))
+    r = cli("--db", _read_only_url(path), "runs", "list", "--pr", "30433")
+    assert (r.code, r.err) == (0, ""), r.err
+    assert "1001" in r.out
+    assert _digest(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("old.sqlite")) == ["old.sqlite"]
+    assert not [p for p in set(tmp.glob("triage-read-*")) - baks if p.name.endswith(".bak")]

@@ -88,6 +88,12 @@ def get_engine(url: str, *, upgrade: bool = True) -> Engine:
     """
     if url in _engines:
         return _engines[url]
+    from triage.kb import readonly
+
+    path = readonly.sqlite_path(url)
+    if path is not None and path.is_dir():
+        raise InputError(f"the knowledge base {_safe(url)} is a directory: point --db at a knowledge base, "
+                         "or at a new file to start one")
     try:
         if url.startswith("sqlite"):
             _bind_as_is()
@@ -117,7 +123,10 @@ def get_engine(url: str, *, upgrade: bool = True) -> Engine:
     from triage.kb import migrate
 
     try:
-        migrate.prepare(engine, _safe(url), upgrade=upgrade, notify=_notify)
+        if readonly.is_copy(url):  # the file itself is not upgraded: nothing to say, nothing to keep
+            migrate.prepare(engine, _safe(url), upgrade=upgrade, keep_copy=False)
+        else:
+            migrate.prepare(engine, _safe(url), upgrade=upgrade, notify=_notify)
     except OperationalError as e:
         detail = " ".join(str(e.orig).split())
         raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {detail}") from None
@@ -201,9 +210,11 @@ def _notify(message: str) -> None:
 
 
 def _safe(url: str) -> str:
-    """The URL without its password, for messages."""
+    """The URL without its password, for messages (a SQLite URL has none: as it is)."""
     from sqlalchemy.engine import make_url
 
+    if url.startswith("sqlite:"):
+        return url
     try:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:

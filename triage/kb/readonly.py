@@ -22,9 +22,10 @@ from urllib.parse import parse_qs, quote
 
 from triage.errors import InputError
 
-__all__ = ["sqlite_path", "cannot_write", "refuse", "private_copy"]
+__all__ = ["sqlite_path", "cannot_write", "refuse", "private_copy", "is_copy"]
 
 URI = "sqlite:///file:"
+_copies: set[str] = set()  # the URLs of this process's private copies
 
 
 def sqlite_path(url: str) -> Optional[Path]:
@@ -95,7 +96,13 @@ def private_copy(url: str) -> str:
             raise InputError(f"the knowledge base {_safe(url)} cannot be read") from None
     finally:
         copy.close()
+    _copies.add(f"sqlite:///{name}")
     return f"sqlite:///{name}"
+
+
+def is_copy(url: str) -> bool:
+    """Whether ``url`` is a private copy :func:`private_copy` made."""
+    return url in _copies
 
 
 def _remove(name: str) -> None:
