@@ -25,6 +25,9 @@ READING = [
     ("runs", "list", "--pr", "30433"),
     ("history", "--pr", "30433"),
     ("db", "status"),
+    ("scan", "examples/logs/nightly-base.log.gz"),
+    ("signatures", "list"),
+    ("post", "--pr", "30433", "--offline"),
 ]
 
 WRITING = [
