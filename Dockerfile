@@ -20,5 +20,7 @@ HEALTHCHECK --interval=30s --timeout=5s \
   CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=4)"
 # SIGTERM: the server finishes the deliveries it holds; the rest stay queued.
 STOPSIGNAL SIGTERM
+# It listens on 0.0.0.0, so it starts only with TRIAGE_DASHBOARD_TOKEN set
+# (or --open-dashboard given): the dashboard is shown to no one by default.
 ENTRYPOINT ["triage"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "8080", "--workers", "4"]

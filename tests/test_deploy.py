@@ -47,3 +47,19 @@ def test_compose_gives_the_server_what_it_reads():
     assert server["depends_on"]["db"]["condition"] == "service_healthy"
     assert server["ports"] == ["127.0.0.1:8080:8080"]  # behind a TLS proxy
     assert env["TRIAGE_APP_PRIVATE_KEY_FILE"] == "/run/secrets/" + server["secrets"][0]
+
+
+def test_the_image_without_a_dashboard_token_does_not_start(cli, monkeypatch):
+    """The image listens on 0.0.0.0: without TRIAGE_DASHBOARD_TOKEN the server
+    refuses to start (exit 2) rather than show the dashboard to anyone; compose
+    will not start it without one either (#30)."""
+    cmd = json.loads(dict(dockerfile())["CMD"])
+    monkeypatch.setenv("TRIAGE_WEBHOOK_SECRET", "s" * 32)
+    monkeypatch.delenv("TRIAGE_DASHBOARD_TOKEN", raising=False)
+    r = cli(*cmd)
+    assert (r.code, r.err) == (2, "Error: --host 0.0.0.0 shows the dashboard to the network: set "
+                                  "TRIAGE_DASHBOARD_TOKEN (or --auth TOKEN), or pass --open-dashboard to show it "
+                                  "to anyone\n")
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text(encoding="utf-8"))
+    assert compose["services"]["triage"]["environment"]["TRIAGE_DASHBOARD_TOKEN"].startswith(
+        "${TRIAGE_DASHBOARD_TOKEN:?")

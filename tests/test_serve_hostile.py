@@ -159,8 +159,12 @@ def app_client(tmp_path, cli, monkeypatch):
         yield client
 
 
-def test_headers_redirects_numbers_and_bodies_are_answered_safely(app_client):
+def test_headers_redirects_numbers_and_bodies_are_answered_safely(app_client, caplog):
     c = app_client
+    caplog.set_level("INFO", logger="triage.serve")
+    assert c.get("/", headers={"Authorization": "Bearer nope"}).status_code == 401
+    refused = [r.getMessage() for r in caplog.records if '"http": 401' in r.getMessage()]
+    assert refused == ['{"path": "/", "outcome": "authorization required", "http": 401}']
     page = c.get("/", headers={"Authorization": "bearer tok-123"})  # the scheme is case-insensitive
     assert page.status_code == 200
     assert "default-src 'none'" in page.headers["content-security-policy"]
@@ -213,3 +217,50 @@ def test_unsafe_settings_are_refused(cli, tmp_path, monkeypatch, args, env, mess
     r = cli(*args)
     assert r.code == 2 and r.err.strip() == message
     assert not (tmp_path / "kb.sqlite").exists()
+
+
+def idle_small(port: int, number: int) -> socket.socket:
+    """A request with a well-formed (wrong) signature that declares a small body,
+    sends a few bytes of it and waits: it holds one place among the bodies read."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall((f"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               f"Content-Length: 1000\r\nX-GitHub-Event: workflow_run\r\nX-GitHub-Delivery: small-{number}\r\n"
+               f"X-Hub-Signature-256: sha256={'0' * 64}\r\n\r\n{{").encode())
+    return s
+
+
+def test_unverified_bodies_read_at_once_are_capped(fake_github, tmp_path):
+    """Small idle bodies hold the places of bodies not yet verified
+    (TRIAGE_MAX_PENDING_REQUESTS); past them the answer is 503 at once, one log
+    line each; once they leave, a signed delivery is stored again."""
+    write_rules(tmp_path)
+    srv = Server(tmp_path, fake_github, env={"TRIAGE_MAX_PENDING_REQUESTS": "3",
+                                             "TRIAGE_MAX_BODY_SECONDS": "120"}).start()
+    opened: list[socket.socket] = []
+    try:
+        opened = [idle_small(srv.port, i) for i in range(3)]
+        body = with_run(fixture_bytes(WITH_PR), 9100)
+        for _ in range(100):  # until the three are being read (each a short request)
+            r = httpx.post(f"{srv.url}/webhook", content=body, headers=signed(body, "workflow_run"), timeout=30)
+            if r.status_code == 503:
+                break
+            assert r.status_code in (200, 202), r.text
+            time.sleep(0.05)
+        assert (r.status_code, r.json()["outcome"]) == (503, "busy")
+        assert r.headers["connection"] == "close"
+        for s in opened:
+            s.close()
+        for _ in range(200):  # until the server has seen them go
+            r = httpx.post(f"{srv.url}/webhook", content=body, headers=signed(body, "workflow_run", "after"),
+                           timeout=30)
+            if r.status_code != 503:
+                break
+            time.sleep(0.05)
+        assert r.status_code == 202, r.text
+    finally:
+        for s in opened:
+            s.close()
+        srv.stop()
+    lines = srv.log_lines()
+    assert [x["http"] for x in lines if x.get("outcome") == "client went away"] == [400, 400, 400]
+    assert "Traceback" not in srv.log()

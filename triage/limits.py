@@ -49,6 +49,7 @@ LIMITS = {
     "rule_file_bytes": Limit("TRIAGE_MAX_RULE_FILE_BYTES", 4 << 20, "bytes of one rule file"),
     "rule_text": Limit("TRIAGE_MAX_RULE_TEXT", 10_000, "characters of one text in a rule file"),
     "pending_uploads": Limit("TRIAGE_MAX_PENDING_UPLOADS", 8, "webhook bodies over 1 MiB read at once, before their signature is known"),
+    "pending_requests": Limit("TRIAGE_MAX_PENDING_REQUESTS", 32, "webhook bodies of any size read at once, before their signature is known"),
     "body_seconds": Limit("TRIAGE_MAX_BODY_SECONDS", 20, "seconds a webhook body may take to arrive"),
     "stuck_seconds": Limit("TRIAGE_MAX_STEP_SECONDS", 300, "seconds a server worker may spend on one step before /healthz calls it stuck"),
 }

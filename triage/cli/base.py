@@ -66,6 +66,7 @@ class State:
     rules: Optional[list[str]] = None
     created: Optional[Path] = None  # the SQLite file this command started: gone again if it fails
     commits: int = 0  # commits of the knowledge base before this command
+    command: str = "this command"  # its name, as typed (``runs exclude``)
 
 
 state = State()
@@ -96,19 +97,22 @@ def _rule_paths() -> list[str]:
     return ["rules"] if Path("rules").is_dir() else []
 
 
-def _open(create: bool = False) -> tuple[str, Any]:
+def _open(create: bool = False, *, writes: Optional[bool] = None) -> tuple[str, Any]:
     """Validate rule files (nothing written if any is bad), then sync them.
 
     Only commands that write (``create``: add-run, import, runs exclude,
     include and delete, evidence add, bisect mark) or read rule files alone
     (scan, signatures) may start a new SQLite knowledge base; any other says
-    there is none.  One that fails leaves no new file behind (:func:`main`)."""
+    there is none.  One that fails leaves no new file behind (:func:`main`).
+    A knowledge base this process cannot write to is refused to a command
+    that ``writes`` (by default, one that may ``create``), and read by any
+    other from a private copy (:mod:`triage.kb.readonly`)."""
     from triage.kb import store
     from triage.rules.cache import CachedSet, load_rules
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else CachedSet([])  # the loader (and YAML) only for a changed file
-    url = store.resolve_url(state.db)
+    url = _readable(store.resolve_url(state.db), create if writes is None else writes)
     missing = store.missing_file(url)
     if create:
         state.created, missing = missing, None
@@ -117,6 +121,18 @@ def _open(create: bool = False) -> tuple[str, Any]:
                          "`triage add-run …`), or name one with --db or TRIAGE_DB")
     store.sync_on_open(url, ruleset)
     return url, ruleset
+
+
+def _readable(url: str, writes: bool) -> str:
+    """``url``, or when this process cannot write to it, a private copy to read
+    (a command that ``writes`` is refused: bad input)."""
+    from triage.kb import readonly
+
+    if not readonly.cannot_write(url):
+        return url
+    if writes:
+        raise readonly.refuse(url, state.command)
+    return readonly.private_copy(url)
 
 
 def _ready_to_evaluate() -> None:
@@ -208,11 +224,13 @@ def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
 
 
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
-           full: bool = False, emit: Optional[Callable[[dict], None]] = None) -> tuple[str, dict]:
-    """The knowledge base's URL and one investigation's view (:func:`triage.usecases.report.view`)."""
+           full: bool = False, emit: Optional[Callable[[dict], None]] = None,
+           writes: bool = False) -> tuple[str, dict]:
+    """The knowledge base's URL and one investigation's view (:func:`triage.usecases.report.view`);
+    ``writes``: the command goes on to write (post)."""
     from triage.usecases.report import view
 
-    url, _ = _open()
+    url, _ = _open(writes=writes)
     return url, view(url, pr, repo, since, runs=runs, full=full, emit=emit)
 
 
@@ -341,12 +359,8 @@ def hoist_global_options(argv: list[str]) -> list[str]:
     return moved + out
 
 
-def narrowed(argv: list[str]) -> typer.Typer:
-    """``app`` with only the command (or group of commands) ``argv`` names: typer
-    builds every registered command's parameters from its signature before it
-    parses anything, a cost of its own on every run. Anything else (no command,
-    ``--help``, ``--version``, a name that is not a command) gets the whole app,
-    with its listing and its suggestions."""
+def _command_at(argv: list[str]) -> Optional[int]:
+    """Where the command's name is in ``argv``, after the global options (None: nowhere)."""
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -355,10 +369,29 @@ def narrowed(argv: list[str]) -> typer.Typer:
         elif arg.partition("=")[0] in GLOBAL_OPTIONS:
             i += 1
         elif arg.startswith("-"):
-            return app
+            return None
         else:
-            break
-    if i >= len(argv):
+            return i
+    return None
+
+
+def _command_name(argv: list[str]) -> str:
+    """The command ``argv`` names, with its subcommand (``runs exclude``)."""
+    i = _command_at(argv)
+    if i is None:
+        return "this command"
+    words = argv[i:i + 2] if any(g.name == argv[i] for g in app.registered_groups) else argv[i:i + 1]
+    return " ".join(w for w in words if not w.startswith("-"))
+
+
+def narrowed(argv: list[str]) -> typer.Typer:
+    """``app`` with only the command (or group of commands) ``argv`` names: typer
+    builds every registered command's parameters from its signature before it
+    parses anything, a cost of its own on every run. Anything else (no command,
+    ``--help``, ``--version``, a name that is not a command) gets the whole app,
+    with its listing and its suggestions."""
+    i = _command_at(argv)
+    if i is None:
         return app
     name = argv[i]
     commands = [c for c in app.registered_commands
@@ -388,6 +421,7 @@ def main(argv: Optional[list[str]] = None) -> None:
 def _main(argv: Optional[list[str]]) -> None:
     click = _usage_errors()
     argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
+    state.command = _command_name(argv)
     try:
         rv = narrowed(argv)(args=argv, prog_name="triage", standalone_mode=False)
     except click.UsageError as e:

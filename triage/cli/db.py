@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from triage.cli.base import (
+    _readable,
     db_app,
     state,
 )
@@ -26,9 +27,11 @@ def db_status() -> None:
     from triage.kb.db import _safe
 
     url = store.resolve_url(state.db)
+    where = _safe(url)
+    url = _readable(url, writes=False)
     engine = store.get_engine(url, upgrade=False)
     try:
-        found = migrate.prepare(engine, _safe(url), upgrade=False)
+        found = migrate.prepare(engine, where, upgrade=False)
     finally:
         engine.dispose()
     if found.state == "empty":
@@ -56,7 +59,7 @@ def db_upgrade() -> None:
     from triage.kb import migrate, store
     from triage.kb.db import _safe
 
-    url = store.resolve_url(state.db)
+    url = _readable(store.resolve_url(state.db), writes=True)
     engine = store.get_engine(url, upgrade=False)
     try:
         found = migrate.prepare(engine, _safe(url), notify=typer.echo)

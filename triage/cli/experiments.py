@@ -90,7 +90,7 @@ def autopilot(
     from triage.github.autopilot import run_for
     from triage.kb import store
 
-    url, _ = _open()
+    url, _ = _open(writes=not dry_run)
     with store.session(url) as s:
         iid = store.find_investigation(s, pr, repo).id
     if dry_run:

@@ -88,7 +88,7 @@ def _post_report(client: Any, pr: int, repo: Optional[str], **options: Any) -> t
     """:func:`triage.usecases.post.post_report` on the knowledge base the command names."""
     from triage.usecases.post import post_report
 
-    url, _ = _open()
+    url, _ = _open(writes=not (options.get("dry_run") or options.get("offline")))  # a dry run reads only
     return post_report(url, client, pr, repo, note=_err, **options)
 
 

@@ -29,7 +29,7 @@ def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: floa
 
     if not 0 < threshold <= 100:
         raise InputError(f"--threshold {threshold:g}: expected a score above 0 and at most 100")
-    url, _ = _open(create=True)
+    url, _ = _open(create=True, writes=False)  # reads (a read-only knowledge base too)
     with store.session(url) as s:
         matcher = logread.matcher_of(s, threshold)
         extractors = logread.extractors_of(s, store.find_investigation(s, pr, repo)) if pr is not None else []
@@ -175,7 +175,7 @@ def signatures_list() -> None:
     from triage.ingest.logread import signature_from_spec
     from triage.kb import store
 
-    url, _ = _open(create=True)
+    url, _ = _open(create=True, writes=False)  # reads (a read-only knowledge base too)
     with store.session(url) as s:
         specs = store.signature_specs(s)
     table = Table(expand=True)

@@ -244,10 +244,15 @@ _QUOTED = {name: f'"{name}"'.encode() for name in FIELDS}
 
 def _twice(raw: bytes, rec: tuple) -> bool:
     """Whether a key may stand twice in the line: one of its fields, metric
-    names or provenance keys is written more than once (a value spelling a
+    names or provenance keys is written more than once, or a metric's
+    ``value`` or ``n`` more often than its metrics hold one (a value spelling a
     key also counts: that line then takes the slow path, which knows)."""
     count = raw.count
     if any(count(q) > 1 for q in _QUOTED.values()):
+        return True
+    metrics = rec[4]
+    if metrics and (count(b'"value"') > len(metrics)
+                    or count(b'"n"') > sum(m.n is not None for m in metrics.values())):
         return True
     return any(count(f'"{k}"'.encode()) > 1 for part in (rec[4], rec[5]) for k in part)
 

@@ -34,6 +34,9 @@ def resolve_url(db: Optional[str]) -> str:
     """A SQLAlchemy URL from ``--db``/``TRIAGE_DB``; a bare path means SQLite."""
     value = db or os.environ.get("TRIAGE_DB") or DEFAULT_DB
     if "://" in value:
+        if value.startswith("sqlite:///file:"):  # SQLite's URI form: its parameters stay (mode=ro)
+            path, sep, query = value[len("sqlite:///file:"):].partition("?")
+            return f"sqlite:///file:{Path(path).resolve()}{sep}{query}"
         if value.startswith("sqlite:///") and not value.startswith("sqlite:////") and ":memory:" not in value:
             value = "sqlite:///" + str(Path(value[len("sqlite:///"):]).resolve())
         return value
@@ -42,10 +45,10 @@ def resolve_url(db: Optional[str]) -> str:
 
 def missing_file(url: str) -> Optional[Path]:
     """The SQLite file a URL names when it does not exist yet (None: it exists, or not SQLite)."""
-    if not url.startswith("sqlite:///") or ":memory:" in url:
-        return None
-    path = Path(url[len("sqlite:///"):])
-    return None if path.exists() else path
+    from triage.kb.readonly import sqlite_path
+
+    path = sqlite_path(url)
+    return None if path is None or path.exists() else path
 
 
 _engines: dict[str, Engine] = {}
@@ -85,6 +88,12 @@ def get_engine(url: str, *, upgrade: bool = True) -> Engine:
     """
     if url in _engines:
         return _engines[url]
+    from triage.kb import readonly
+
+    path = readonly.sqlite_path(url)
+    if path is not None and path.is_dir():
+        raise InputError(f"the knowledge base {_safe(url)} is a directory: point --db at a knowledge base, "
+                         "or at a new file to start one")
     try:
         if url.startswith("sqlite"):
             _bind_as_is()
@@ -114,7 +123,10 @@ def get_engine(url: str, *, upgrade: bool = True) -> Engine:
     from triage.kb import migrate
 
     try:
-        migrate.prepare(engine, _safe(url), upgrade=upgrade, notify=_notify)
+        if readonly.is_copy(url):  # the file itself is not upgraded: nothing to say, nothing to keep
+            migrate.prepare(engine, _safe(url), upgrade=upgrade, keep_copy=False)
+        else:
+            migrate.prepare(engine, _safe(url), upgrade=upgrade, notify=_notify)
     except OperationalError as e:
         detail = " ".join(str(e.orig).split())
         raise RuntimeFailure(f"cannot open the knowledge base {_safe(url)}: {detail}") from None
@@ -198,9 +210,11 @@ def _notify(message: str) -> None:
 
 
 def _safe(url: str) -> str:
-    """The URL without its password, for messages."""
+    """The URL without its password, for messages (a SQLite URL has none: as it is)."""
     from sqlalchemy.engine import make_url
 
+    if url.startswith("sqlite:"):
+        return url
     try:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:

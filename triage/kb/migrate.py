@@ -108,11 +108,12 @@ def _locked(conn: Connection) -> None:
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_LOCK_KEY})
 
 
-def prepare(engine: Engine, where: str, *, upgrade: bool = True, notify: Any = None) -> Status:
+def prepare(engine: Engine, where: str, *, upgrade: bool = True, notify: Any = None, keep_copy: bool = True) -> Status:
     """Make the knowledge base usable: create, check, or upgrade it.
 
     ``upgrade=False`` only checks (``triage db status``).  ``notify(text)``
-    hears about an upgrade (for stderr).  Returns the status found first.
+    hears about an upgrade (for stderr).  ``keep_copy=False``: no copy of a
+    SQLite file before its upgrade (a private copy).  Returns the status found first.
     """
     try:
         with engine.connect() as conn:
@@ -127,7 +128,7 @@ def prepare(engine: Engine, where: str, *, upgrade: bool = True, notify: Any = N
         return first
     if first.state in ("unknown", "newer"):
         raise InputError(refusal(first, where))
-    backup = backup_sqlite(engine, first.version) if first.state == "older" else None
+    backup = backup_sqlite(engine, first.version) if first.state == "older" and keep_copy else None
     with engine.begin() as conn:
         _locked(conn)
         now = read_status(conn)  # again: another process may have done it meanwhile

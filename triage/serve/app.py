@@ -148,6 +148,8 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
     def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
         async def wrapped(request: Request) -> Response:
             if not authorised(request):
+                log.info(json.dumps({"path": request.url.path[:200], "outcome": "authorization required",
+                                     "http": 401}))
                 return PlainTextResponse("authorization required\n", status_code=401,
                                          headers={"WWW-Authenticate": "Bearer"})
             return await handler(request)

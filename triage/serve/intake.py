@@ -3,10 +3,14 @@
 * The signature header's presence and form are checked before a byte of the
   body is read (401), and a body declared over the size limit is refused at
   once (413).
-* A body over 1 MiB, or of unknown size, takes one of a few upload slots
-  (``TRIAGE_MAX_PENDING_UPLOADS``) while it arrives: when all are taken the
-  answer is 503 at once.  Small bodies (GitHub's usual deliveries) need none,
-  so idle uploads never keep a signed delivery out.
+* Every body takes one of the places of bodies read before their signature
+  is verified (``TRIAGE_MAX_PENDING_REQUESTS``) while it arrives, and a body
+  over 1 MiB, or of unknown size, one of a few upload slots as well
+  (``TRIAGE_MAX_PENDING_UPLOADS``): when either is full the answer is 503 at
+  once.  A signed delivery (small, sent at once) holds its place for
+  milliseconds, so idle uploads, which take the upload slots first, never keep
+  it out; idle small bodies can, for at most the time limit below, which is
+  what bounds the memory they hold.
 * The body is streamed under a time limit per request
   (``TRIAGE_MAX_BODY_SECONDS``, 408), its HMAC computed as it arrives.
 * A client that goes away costs one log line, not a traceback.
@@ -44,6 +48,7 @@ class Intake:
     def __init__(self, secret: Optional[bytes], max_body: int) -> None:
         self.secret, self.max_body = secret, max_body
         self.uploads = 0  # bodies over SMALL on their way now
+        self.pending = 0  # bodies of any size on their way now
 
     def precheck(self, request: Request) -> Optional[Refused]:
         """What the headers alone decide: the signature's form, the declared size."""
@@ -64,9 +69,10 @@ class Intake:
             return refused
         length = request.headers.get("content-length")
         big = length is None or int(length) > SMALL
-        if big and self.uploads >= limits.get("pending_uploads"):
+        if self.pending >= limits.get("pending_requests") or big and self.uploads >= limits.get("pending_uploads"):
             return Refused(503, "busy", {"retry_after": 5})
         self.uploads += big
+        self.pending += 1
         try:
             async with asyncio.timeout(limits.seconds("body_seconds")):
                 return await self._stream(request)
@@ -76,6 +82,7 @@ class Intake:
             return Refused(400, "client went away")
         finally:
             self.uploads -= big
+            self.pending -= 1
 
     async def _stream(self, request: Request) -> Union[bytes, Refused]:
         mac = hmac.new(self.secret, digestmod=hashlib.sha256) if self.secret is not None else None
