@@ -193,3 +193,38 @@ def test_import_reads_a_results_file_as_one_run(cli, seeded):
 def test_import_of_records_is_unchanged_and_refuses_run_options(cli, seeded, tmp_path):
     r = cli("import", str(tmp_path / "examples" / "kimik26-disagg.runs.jsonl"), "--run-id", "1")
     assert r.code == 2 and "go with a results file" in r.err
+
+
+def test_a_json_extractor_takes_its_n_from_the_same_file(cli, seeded):
+    """lm-eval's metric under the investigation's own name, with its n read from the file."""
+    (seeded / "shared-json.yaml").write_text(
+        "schema_version: 1\nextractors:\n"
+        "  - {id: gsm8k, json: 'results.gsm8k.\"exact_match,strict-match\"', metric: gsm8k,\n"
+        "     n_json: '\"n-samples\".gsm8k.effective'}\n")
+    r = cli("add-run", "--pr", "30433", "--run-id", "14", "--config", "kimik26-fp8-1k1k-1p1d", "--status", "passed",
+            "--results", str(EXAMPLES / "lm-eval.json"), "--format", "json")
+    assert r.code == 0, r.err
+    metrics = json.loads(r.out)["runs"][0]["metrics"]
+    assert metrics["gsm8k"] == {"value": pytest.approx(0.9416224412433661), "n": 1319}
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("n_json: config.model", "n_json: config.model is 'local-completions', not a sample count"),
+    ("n: 5, n_json: versions.gsm8k", "either n or n_json"),
+])
+def test_a_json_extractors_n_that_is_not_a_count_is_refused(cli, seeded, extra, message):
+    (seeded / "shared-json.yaml").write_text(
+        "schema_version: 1\nextractors:\n"
+        f"  - {{id: gsm8k, json: 'results.gsm8k.\"exact_match,strict-match\"', metric: gsm8k, {extra}}}\n")
+    before = cli("export", "--pr", "30433").out
+    r = cli("add-run", "--pr", "30433", "--run-id", "15", "--config", "kimik26-fp8-1k1k-1p1d", "--status", "passed",
+            "--results", str(EXAMPLES / "lm-eval.json"))
+    assert r.code == 2 and message in r.err and "Traceback" not in r.err, r.err
+    assert cli("export", "--pr", "30433").out == before
+
+
+def test_n_json_goes_with_a_json_metric_extractor(cli, seeded):
+    (seeded / "shared-json.yaml").write_text(
+        "schema_version: 1\nextractors:\n  - {id: acc, pattern: 'acc=(?P<value>[0-9.]+)', metric: acc, n_json: n}\n")
+    r = cli("check")
+    assert r.code == 2 and "n_json goes with a json: metric extractor" in r.err + r.out

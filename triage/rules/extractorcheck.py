@@ -23,14 +23,20 @@ def check_extractor(spec: Any) -> None:
         _statuses(list(spec.status.values()) if isinstance(spec.status, dict) else [spec.status])
     if (spec.pattern is None) == (spec.json_ is None):
         raise ValueError("an extractor has exactly one of pattern (a log line) or json (a path in a results file)")
+    if spec.n_json is not None and (spec.json_ is None or kinds[0] != "metric"):
+        raise ValueError("n_json goes with a json: metric extractor (its sample count in the same file)")
+    if spec.n_json is not None and spec.n is not None:
+        raise ValueError("either n or n_json, not both")
     if spec.json_ is not None:
         import jmespath
         from jmespath.exceptions import JMESPathError
 
-        try:
-            jmespath.compile(spec.json_)
-        except JMESPathError as e:
-            raise ValueError(f"bad JMESPath expression: {str(e).splitlines()[0]}") from None
+        for expr in (spec.json_, spec.n_json):
+            try:
+                if expr is not None:
+                    jmespath.compile(expr)
+            except JMESPathError as e:
+                raise ValueError(f"bad JMESPath expression: {str(e).splitlines()[0]}") from None
         return
     from triage.ingest.userregex import UserRegexError, compile_user
 

@@ -550,6 +550,7 @@ class ExtractorSpec(Strict):
     status: Optional[Union[str, dict[str, str]]] = None
     pick: Literal["first", "last"] = "last"
     n: Optional[int] = Field(default=None, ge=1, le=MAX_INT)  # sample count for a metric, when the log does not say
+    n_json: Optional[str] = None  # or a JMESPath expression for it in the same results file (json: metrics)
 
     @model_validator(mode="after")
     def _kind(self) -> "ExtractorSpec":

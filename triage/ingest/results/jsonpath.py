@@ -4,7 +4,8 @@ A rule file's extractor may read a results file instead of a log line:
 ``{id: gsm8k, json: 'results.gsm8k."exact_match,strict-match"', metric: gsm8k, n: 1319}``,
 or ``add-run --json-path gsm8k=EXPR``.  The expression's value is:
 
-* for a metric: a number (with the extractor's ``n``), or a list of numbers
+* for a metric: a number (with the extractor's ``n``, or the count that its
+  ``n_json`` expression finds in the same file), or a list of numbers
   (repeats of the run); nothing found is no value;
 * for provenance: a text or a number, stored as text;
 * for a status: looked up in the extractor's map; without a map, a value
@@ -20,6 +21,8 @@ from typing import Any, Mapping, Sequence
 
 from triage.errors import InputError
 from triage.ingest.results.common import Found, number
+
+MAX_COUNT = 2**31 - 1  # a sample count, as the knowledge base stores it
 
 __all__ = ["compile_path", "apply_extractors", "cli_extractors"]
 
@@ -70,7 +73,7 @@ def apply_extractors(path: str, doc: Any, extractors: Sequence[Mapping[str, Any]
         if value is None or key in seen:
             continue
         if d.get("metric"):
-            _metric(path, d, value, found)
+            _metric(path, d, value, found, _n(path, d, doc))
         elif d.get("provenance"):
             if isinstance(value, (str, int, float)) and not isinstance(value, bool):
                 found.provenance[key] = check_text(f"{path}: {d['id']}", str(value)) or ""
@@ -84,7 +87,21 @@ def apply_extractors(path: str, doc: Any, extractors: Sequence[Mapping[str, Any]
         seen.add(key)
 
 
-def _metric(path: str, d: Mapping[str, Any], value: Any, found: Found) -> None:
+def _n(path: str, d: Mapping[str, Any], doc: Any) -> Any:
+    """The metric's sample count: the extractor's ``n``, or what ``n_json`` finds (None: none)."""
+    if not d.get("n_json"):
+        return d.get("n")
+    value = compile_path(d["n_json"]).search(doc)
+    if value is None:
+        return None
+    n = number(value)
+    if n is None or isinstance(value, bool) or n != int(n) or not 1 <= n <= MAX_COUNT:
+        raise InputError(f"{path}: extractor {d['id']}: n_json: {d['n_json']} is {str(value)[:60]!r}, "
+                         "not a sample count")
+    return int(n)
+
+
+def _metric(path: str, d: Mapping[str, Any], value: Any, found: Found, n: Any) -> None:
     name = d["metric"]
     if isinstance(value, list) and len(value) >= 2:
         values = [number(v) for v in value]
@@ -98,5 +115,5 @@ def _metric(path: str, d: Mapping[str, Any], value: Any, found: Found) -> None:
     if v is None:
         raise InputError(f"{path}: extractor {d['id']}: {name} is {str(value)[:60]!r}, not a number")
     found.repeats.pop(name, None)
-    found.metrics[name] = {"value": v} | ({"n": d["n"]} if d.get("n") else {})
-    found.said.append(f"{name}={v:g}" + (f"/{d['n']}" if d.get("n") else "") + f" ({d['id']})")
+    found.metrics[name] = {"value": v} | ({"n": n} if n else {})
+    found.said.append(f"{name}={v:g}" + (f"/{n}" if n else "") + f" ({d['id']})")
