@@ -165,7 +165,7 @@ def test_import_from_stdin_and_format_flag(cli, rules_dir, tmp_path, monkeypatch
     r = cli("--db", str(tmp_path / "b.sqlite"), "import", str(tmp_path / "runs.txt"), "--format", "csv")
     assert r.code == 0 and "33 new" in r.out, r.err
     r = cli("import", str(tmp_path / "runs.txt"), "--format", "xml")
-    assert r.code == 2 and "--format 'xml': expected jsonl or csv" in r.err
+    assert r.code == 2 and "--format 'xml': expected jsonl, csv, junit" in r.err
 
 
 def test_empty_text_and_empty_provenance_values_are_absent(cli, rules_dir, tmp_path):

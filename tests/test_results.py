@@ -228,3 +228,10 @@ def test_n_json_goes_with_a_json_metric_extractor(cli, seeded):
         "schema_version: 1\nextractors:\n  - {id: acc, pattern: 'acc=(?P<value>[0-9.]+)', metric: acc, n_json: n}\n")
     r = cli("check")
     assert r.code == 2 and "n_json goes with a json: metric extractor" in r.err + r.out
+
+
+def test_an_unknown_import_format_names_the_results_formats_too(cli, seeded):
+    r = cli("import", str(EXAMPLES / "junit.xml"), "--format", "bogus")
+    assert r.code == 2
+    assert "expected jsonl, csv, junit, lm-eval, pytest-benchmark, google-benchmark or json" in r.err
+    assert "expected jsonl or csv" in cli("export", "--pr", "30433", "--format", "bogus").err

@@ -38,12 +38,14 @@ class ImportResult:
     investigations: list[str] = field(default_factory=list)
 
 
-def guess_format(path: str, fmt: Optional[str]) -> str:
+def guess_format(path: str, fmt: Optional[str], also: tuple[str, ...] = ()) -> str:
     """``--format`` if given, else by extension: ``.csv`` is CSV, anything
-    else (``.jsonl``, ``.json``, standard input) JSON Lines."""
+    else (``.jsonl``, ``.json``, standard input) JSON Lines.  ``also``: the
+    other formats the command takes, for the message."""
     if fmt is not None:
         if fmt not in FORMATS:
-            raise InputError(f"--format {fmt!r}: expected jsonl or csv")
+            known = ["jsonl", "csv", *also]
+            raise InputError(f"--format {fmt!r}: expected {', '.join(known[:-1])} or {known[-1]}")
         return fmt
     return "csv" if path.lower().endswith(".csv") else "jsonl"
 
