@@ -268,7 +268,8 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", w
 
 @app.command()
 def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> None:
-    """Show how each hypothesis's status changed, evaluation by evaluation.
+    """Show how each hypothesis's status changed, evaluation by evaluation, and the
+    /triage commands taken from PR comments (who, what came of it, the comment).
 
     Example:
 
@@ -287,6 +288,7 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
         changes = store.status_history(s, inv.id)
         evidence = store.evidence_history(s, inv.id)
         deletions = store.run_deletions(s, inv.id)
+        commands = store.commands_of(s, inv.id)
     retired = [e for e in evidence if e.retired_at is not None]
     if format == "json":
         _json_out({
@@ -296,6 +298,8 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
                          "rule": e.rule_id, "reason": e.reason} for e in retired],
             "deleted_runs": [{"at": d.at.isoformat(), "run_id": d.run_id, "config": d.config, "because": d.because,
                               "record": d.record} for d in deletions],
+            "commands": [{"at": c.at.isoformat(), "author": c.author, "line": c.line, "outcome": c.outcome,
+                          "detail": c.detail, "url": c.url} for c in commands],
         })
         return
     for c in changes:
@@ -308,3 +312,8 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
         typer.echo("\nruns deleted:")
         for d in deletions:
             _out(f"  {d.at:%Y-%m-%d %H:%M:%S}  {d.run_id} ({d.config}): {d.because}")
+    if commands:
+        typer.echo("\ncommands from comments:")
+        for c in commands:
+            _out(f"  {c.at:%Y-%m-%d %H:%M:%S}  {c.author}: {c.line} → {c.outcome}"
+                 + (f" ({c.detail})" if c.detail else "") + f"  {c.url}")
