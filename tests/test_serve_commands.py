@@ -230,3 +230,28 @@ def test_run_dispatches_within_the_autopilot_budget(cli, fake_github, rules_dir,
         assert len(store.dispatches(s, "kimik26-disagg")) == 1
     bot.say("/triage run", cid=9015)  # one run in flight at a time
     assert len(fake_github.dispatches) == 1 and "waiting for" in bot.replies()[-1]
+
+
+def test_the_server_takes_a_new_comment_and_ignores_an_edit(cli, fake_github, rules_dir, tmp_path):
+    """Through `triage serve` itself: the signed `issue_comment` delivery is queued when it is
+    `created` and holds `/triage`, and answered 202 "ignored" when it is an edit."""
+    from tests.serving import Server, query
+
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
+    fake_github.permissions["alice"] = "write"
+    fake_github.add_comment(REPO, PR, "/triage refresh", login="alice", cid=9100)
+    srv = Server(tmp_path, fake_github).start()
+    try:
+        edited = srv.send(json.dumps(payload("/triage refresh", cid=9100, action="edited")).encode(), "issue_comment")
+        assert edited.status_code == 202 and edited.json()["outcome"] == "ignored"
+        chat = srv.send(json.dumps(payload("thanks!", cid=9101)).encode(), "issue_comment")
+        assert chat.status_code == 202 and chat.json()["outcome"] == "ignored"
+        new = srv.send(json.dumps(payload("/triage refresh", cid=9100)).encode(), "issue_comment", "c-1")
+        assert new.status_code == 202 and new.json()["outcome"] == "queued"
+        (row,) = srv.wait_settled(1)
+        assert row[1] == "done" and row[3].startswith("1 of 1 command(s) done, comment updated, reacted"), row
+    finally:
+        srv.stop()
+    assert fake_github.reactions(9100) == ["eyes", "+1"]
+    assert len([c for c in fake_github.comments(REPO, PR) if MARKER in c["body"]]) == 1
+    assert query(tmp_path, "select author, line, outcome from commentcommand") == [("alice", "/triage refresh", "done")]
