@@ -255,3 +255,31 @@ def test_the_server_takes_a_new_comment_and_ignores_an_edit(cli, fake_github, ru
     assert fake_github.reactions(9100) == ["eyes", "+1"]
     assert len([c for c in fake_github.comments(REPO, PR) if MARKER in c["body"]]) == 1
     assert query(tmp_path, "select author, line, outcome from commentcommand") == [("alice", "/triage refresh", "done")]
+
+
+def test_the_rule_file_may_widen_or_narrow_who_acts(cli, fake_github, rules_dir):
+    path = rules_dir / "kimik26-disagg.yaml"
+    text = path.read_text(encoding="utf-8")
+    anchor = "  config_prefix: kimik26-fp8-1k1k-\n"
+    assert anchor in text
+    path.write_text(text.replace(anchor, anchor + "  commands: {allow: [mallory], deny: [Boss]}\n"), encoding="utf-8")
+    assert cli("import", str(EXAMPLE_RUNS)).code == 0
+    fake_github.permissions.update(mallory="read", boss="admin")
+    bot = Bot(fake_github, store.resolve_url(None))
+    assert bot.say("/triage refresh", login="mallory", cid=9201)[1].startswith("1 of 1 command(s) done")
+    assert not fake_github.calls("GET", f"/repos/{REPO}/collaborators/mallory/permission")
+    state, outcome = bot.say("/triage refresh", login="boss", cid=9202)
+    assert outcome.startswith("refused"), outcome
+    assert bot.replies() == ["`boss` may not give `/triage` commands here (the investigation's `commands: deny:`), "
+                             "so nothing was done."]
+    assert [c[2] for c in bot.commands()] == ["done", "refused"]
+
+
+def test_a_login_in_commands_must_be_a_github_login(cli, rules_dir):
+    path = rules_dir / "kimik26-disagg.yaml"
+    anchor = "  config_prefix: kimik26-fp8-1k1k-\n"
+    path.write_text(path.read_text(encoding="utf-8").replace(anchor, anchor + "  commands: {allow: ['@team x']}\n"),
+                    encoding="utf-8")
+    r = cli("import", str(EXAMPLE_RUNS))
+    assert r.code == 2 and r.err.startswith("Error: rules/kimik26-disagg.yaml:") and len(r.err.splitlines()) == 1
+    assert "'@team x' is not a GitHub login" in r.err, r.err

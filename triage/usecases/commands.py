@@ -7,7 +7,9 @@
    commands were taken before (a redelivery, a second hook): nothing changes;
 2. reacts 👀 (``eyes``): taken;
 3. asks GitHub for the author's permission: only write, maintain or admin
-   act; anyone else gets one short reply saying why (and 😕);
+   act, and those the investigation's ``commands: {allow: [...]}`` names,
+   never those its ``deny:`` names; anyone else gets one short reply saying
+   why (and 😕);
 4. acts on the comment as a whole: when a line cannot be read, or a command
    fails (no such run, bisect point or hypothesis), nothing of the comment is
    written; the runs' exclusions, bisect marks and evidence go in one
@@ -102,11 +104,10 @@ def take(url: str, client: Any, ev: CommentEvent, *, post: Callable[[], Any],
     if iid is None:
         return f"no investigation follows {ev.repo}#{ev.number}"
     issues.react(client, ev.repo, ev.comment_id, "eyes")
-    base, role = issues.permission(client, ev.repo, ev.author)
-    if not issues.may_act(base, role):
-        acted = Acted([(x.line, "refused", f"{ev.author} has {role or base}") for x in read.items])
-        acted.said.append(f"`/triage` commands need write access to {md(ev.repo)}: {code(ev.author, cell=False)} "
-                          f"has {md(role or base)}, so nothing was done.")
+    refused = _refusal(url, client, iid, ev)
+    if refused is not None:
+        acted = Acted([(x.line, "refused", refused[0]) for x in read.items])
+        acted.said.append(refused[1])
         if not _record(url, iid, ev, acted.rows):
             return f"comment {ev.comment_id}: taken already, nothing done"
         return "refused: " + _answer(client, ev, acted, None, read)
@@ -114,6 +115,29 @@ def take(url: str, client: Any, ev: CommentEvent, *, post: Callable[[], Any],
     if acted is None:
         return f"comment {ev.comment_id}: taken already, nothing done"
     return _answer(client, ev, acted, post if acted.changed else None, read)
+
+
+def _refusal(url: str, client: Any, iid: str, ev: CommentEvent) -> Optional[tuple[str, str]]:
+    """Why the author may not act (for the record, for the reply), or None when they may:
+    write access or more, else the investigation's ``commands: {allow: [...]}``; never
+    one its ``deny:`` names."""
+    from triage.kb import store
+
+    with store.session(url) as s:
+        spec = (store.find_investigation(s, ident=iid).spec or {}).get("commands") or {}
+    author = ev.author.lower()
+    if author in {x.lower() for x in spec.get("deny") or []}:
+        return (f"{ev.author} is denied by the rule file",
+                f"{code(ev.author, cell=False)} may not give `/triage` commands here (the investigation's "
+                "`commands: deny:`), so nothing was done.")
+    if author in {x.lower() for x in spec.get("allow") or []}:
+        return None
+    base, role = issues.permission(client, ev.repo, ev.author)
+    if issues.may_act(base, role):
+        return None
+    return (f"{ev.author} has {role or base}",
+            f"`/triage` commands need write access to {md(ev.repo)}: {code(ev.author, cell=False)} "
+            f"has {md(role or base)}, so nothing was done.")
 
 
 def investigation_of(s: Any, repo: str, number: int) -> Optional[str]:
