@@ -104,6 +104,8 @@ def test_exclude_and_include_act_record_react_and_update_the_comment(bot, fake_g
     assert set(excluded(bot.url)) - set(before) and all(
         reason == "based on plain main, not #30386" for (run, _), reason in excluded(bot.url).items() if run == RUN)
     assert reactions(fake_github, 9001) == ["eyes", "+1"]
+    sent = fake_github.calls("POST", f"/repos/{REPO}/issues/comments/9001/reactions")
+    assert [c.json for c in sent] == [{"content": "eyes"}, {"content": "+1"}]  # GitHub's request body
     (sticky,) = bot.sticky()
     assert bot.replies() == []
     assert bot.commands() == [("alice", f"/triage exclude {RUN} because based on plain main, not #30386", "done",
@@ -141,6 +143,8 @@ def test_without_write_access_nothing_is_done_and_one_reply_says_why(bot, fake_g
     assert excluded(bot.url) == before and bot.sticky() == []
     (reply,) = bot.replies()
     assert reply == f"`/triage` commands need write access to sgl-project/sglang: {said}, so nothing was done."
+    (posted,) = [c for c in fake_github.calls("POST", f"/repos/{REPO}/issues/{PR}/comments") if c.json["body"] == reply]
+    assert set(posted.json) == {"body"}  # the reply, as GitHub's create-comment takes it
     assert reactions(fake_github, 9004) == ["eyes", "confused"]
     assert [c[2] for c in bot.commands()] == ["refused", "refused"]
     assert fake_github.calls("GET", f"/repos/{REPO}/collaborators/{login}/permission")

@@ -64,7 +64,7 @@ class Acted:
 
     @property
     def failed(self) -> bool:
-        return any(outcome not in ("done",) for _, outcome, _ in self.rows)
+        return any(outcome != "done" for _, outcome, _ in self.rows)
 
 
 HELP = "\n".join(["`/triage` commands (one a line; write access to the repository needed):", "",
