@@ -20,6 +20,12 @@ Endpoints (all under ``fake.url``; every one but ``/_blob`` needs
   (and first/prev); POST answers 201, 422 above ``fake.max_comment_chars``.
 * ``GET|PATCH /repos/{o}/{r}/issues/comments/{id}``.
 * ``GET /repos/{o}/{r}/pulls/{n}`` (after :meth:`FakeGitHub.add_pull`, with its ``labels``).
+* ``GET /repos/{o}/{r}/collaborators/{login}/permission`` -- ``{permission, role_name, user}``
+  from ``fake.permissions[login]`` (a role: admin, maintain, write, triage, read; a login set
+  to None is 404, as for a user who is not a collaborator; any other login reads ``read``).
+* ``POST /repos/{o}/{r}/issues/comments/{id}/reactions`` -- 201 with the reaction, 200 when
+  the viewer added that one already, 422 for an unknown ``content``, 404 for no such comment;
+  :meth:`FakeGitHub.reactions` lists a comment's.
 * ``POST /repos/{o}/{r}/actions/workflows/{workflow}/dispatches`` -- recorded in
   ``fake.dispatches``; ``fake.on_dispatch(repo, workflow, ref, inputs)`` may
   return a run it added (:meth:`FakeGitHub.add_workflow_run`): the dispatched
@@ -276,6 +282,9 @@ class FakeGitHub:
         self._artifacts: dict[tuple[str, int], list[dict]] = {}
         self._artifact_zips: dict[tuple[str, int], bytes] = {}  # (repo, artifact id) -> its zip
         self._pulls: dict[tuple[str, int], dict] = {}
+        self.permissions: dict[str, str | None] = {}
+        self._reactions: dict[int, list[dict]] = {}
+        self._next_reaction_id = 1
         self.dispatches: list[dict] = []
         self.on_dispatch: Any = None
         self._next_job_id = 399_444_496
@@ -292,6 +301,11 @@ class FakeGitHub:
             lambda body: body["artifacts"][0],
         )
         self._pull_example = _example("pulls.get", {"number": 1, "state": "open", "head": {}, "base": {}})
+        self._permission_example = _example(
+            "repos.get-collaborator-permission-level", {"permission": "read", "role_name": "read", "user": _FALLBACK_USER})
+        self._reaction_example = _example(
+            "reactions.create-for-issue-comment",
+            {"id": 1, "node_id": "", "user": _FALLBACK_USER, "content": "+1", "created_at": ""})
         self._servers: list[ThreadingHTTPServer] = []
         self.base = ""
         self.blob_base = ""
@@ -361,14 +375,17 @@ class FakeGitHub:
         return user
 
     def add_comment(
-        self, repo: str, number: int, body: str, *, login: str = "someone", user_type: str | None = None
+        self, repo: str, number: int, body: str, *, login: str = "someone", user_type: str | None = None,
+        cid: int | None = None,
     ) -> dict:
-        """Store a comment as written by ``login`` and return it (API shape)."""
+        """Store a comment as written by ``login`` and return it (API shape); ``cid``: its id
+        (as a webhook payload names it), else the next one."""
         if user_type is None:
             user_type = "Bot" if login.endswith("[bot]") else "User"
         with self._lock:
-            cid = self._next_comment_id
-            self._next_comment_id += 1
+            if cid is None:
+                cid = self._next_comment_id
+                self._next_comment_id += 1
             now = _now()
             comment = copy.deepcopy(self._comment_example)
             comment.update(
@@ -707,6 +724,8 @@ class FakeGitHub:
             (rf"PATCH {repo}/issues/comments/(?P<cid>\d+)", self._update_comment),
             (rf"DELETE {repo}/issues/comments/(?P<cid>\d+)", self._delete_comment),
             (rf"GET {repo}/pulls/(?P<number>\d+)", self._get_pull),
+            (rf"GET {repo}/collaborators/(?P<login>[^/]+)/permission", self._get_permission),
+            (rf"POST {repo}/issues/comments/(?P<cid>\d+)/reactions", self._create_reaction),
             (rf"POST {repo}/actions/workflows/(?P<workflow>[^/]+)/dispatches", self._dispatch),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)", self._get_run),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/jobs", self._list_jobs),
@@ -832,6 +851,48 @@ class FakeGitHub:
         with self._lock:
             pull = self._pulls.get((repo, int(number)))
             return _json_reply(200, copy.deepcopy(pull)) if pull else _error(404, "Not Found")
+
+    # Roles and the legacy base permission GitHub reports for them.
+    _BASE = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read"}
+
+    def _get_permission(self, repo: str, login: str, query: dict, body: bytes) -> _Reply:
+        role = self.permissions.get(login, "read")
+        if role is None:
+            return _error(404, "Not Found")
+        data = copy.deepcopy(self._permission_example)
+        user = self._user(login, "User")
+        user.update(role_name=role)
+        data.update(permission=self._BASE.get(role, "read"), role_name=role, user=user)
+        return _json_reply(200, data)
+
+    def reactions(self, comment_id: int) -> list[str]:
+        """The contents of a comment's reactions, in the order added."""
+        with self._lock:
+            return [r["content"] for r in self._reactions.get(comment_id, [])]
+
+    def _create_reaction(self, repo: str, cid: str, query: dict, body: bytes) -> _Reply:
+        data = self._json_with(body, "content")
+        if isinstance(data, _Reply):
+            return data
+        if data["content"] not in ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"):
+            return _json_reply(422, {"message": "Validation Failed", "errors": [
+                {"resource": "Reaction", "code": "invalid", "field": "content"}],
+                "documentation_url": "https://docs.github.com/rest/reactions/reactions", "status": "422"})
+        with self._lock:
+            if self._find_comment(repo, cid) is None:
+                return _error(404, "Not Found")
+            login = self._viewer_login()
+            mine = [r for r in self._reactions.get(int(cid), [])
+                    if r["content"] == data["content"] and r["user"]["login"] == login]
+            if mine:
+                return _json_reply(200, copy.deepcopy(mine[0]))
+            reaction = copy.deepcopy(self._reaction_example)
+            reaction.update(id=self._next_reaction_id, node_id=f"REA_{self._next_reaction_id}",
+                            user=self._user(login, "Bot" if login.endswith("[bot]") else "User"),
+                            content=data["content"], created_at=_now())
+            self._next_reaction_id += 1
+            self._reactions.setdefault(int(cid), []).append(reaction)
+            return _json_reply(201, copy.deepcopy(reaction))
 
     def _dispatch(self, repo: str, workflow: str, query: dict, body: bytes) -> _Reply:
         data = self._json_with(body, "ref")

@@ -123,7 +123,9 @@ def serve(
     or job that an investigation follows (its PR, or its rule file's match:)
     is queued in the knowledge base, answered at once, then recorded as with
     `add-run --from-github`, evaluated, and posted as with `triage post`; a
-    failure is retried with backoff, a redelivery changes nothing. GET / lists
+    failure is retried with backoff, a redelivery changes nothing. A new PR
+    comment with /triage commands (exclude, include, mark, evidence, run,
+    refresh, help) is acted on for users with write access. GET / lists
     the investigations, /pr/OWNER/NAME/N shows one (N.json: the JSON report),
     /deliveries the failed deliveries, /healthz says it is up.
 

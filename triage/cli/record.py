@@ -31,7 +31,7 @@ from triage.cli.base import (
     evidence_app,
     runs_app,
 )
-from triage.cli.reports import _record_by_hand
+from triage.cli.reports import _by_hand
 from triage.errors import InputError
 
 
@@ -421,33 +421,14 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wi
 
 def _set_excluded(pr: Optional[int], repo: Optional[str], run: str, config: Optional[str], excluded: bool,
                   because: Optional[str]) -> None:
-    from triage.kb import store
+    from triage.usecases.runs import set_excluded
 
     url, _ = _open(create=True)
     _ready_to_evaluate()
-    with store.session(url) as s:
-        inv, hits = _find_run(s, pr, repo, run, config)
-        for r in hits:
-            store.upsert_run(s, r.investigation_id, store.RunInput(
-                run_id=r.run_id, config=r.config, excluded=excluded, excluded_reason=because if excluded else ""))
-        _evaluate(s, inv)
+    legs = set_excluded(url, run, excluded, because, config=config, pr=pr, repo=repo)
     word = "excluded" if excluded else "included again"
-    for r in hits:
-        _out(f"{word}: {r.run_id} ({r.config})")
-
-
-def _find_run(s: Any, pr: Optional[int], repo: Optional[str], run: str, config: Optional[str]) -> tuple[Any, list]:
-    """The investigation and the legs of ``run`` (every leg unless ``config``); exactly one investigation."""
-    from triage.kb import store
-
-    invs = [store.find_investigation(s, pr, repo)] if pr is not None else store.list_investigations(s)
-    hits = [(inv, r) for inv in invs for r in store.find_runs(s, inv.id, run, config)]
-    if not hits:
-        leg = f" with config {config}" if config else ""
-        raise InputError(f"no run {run}{leg} in the knowledge base")
-    if len({inv.id for inv, _ in hits}) > 1:
-        raise InputError(f"run {run} is in several investigations: add --pr")
-    return hits[0][0], [r for _, r in hits]
+    for run_id, cfg in legs:
+        _out(f"{word}: {run_id} ({cfg})")
 
 
 @runs_app.command("exclude")
@@ -507,13 +488,14 @@ def runs_delete(
     a run but let it decide nothing, use `triage runs exclude`.
     """
     from triage.kb import store
+    from triage.usecases.runs import find_run
 
     if not because.strip():
         raise InputError("--because must say why")
     url, _ = _open(create=True)
     _ready_to_evaluate()
     with store.session(url) as s:
-        inv, hits = _find_run(s, pr, repo, run, config)
+        inv, hits = find_run(s, pr, repo, run, config)
         store.delete_runs(s, hits, because)
         _, _, changed = _evaluate(s, inv)
         deleted = [(r.run_id, r.config) for r in hits]
@@ -540,11 +522,7 @@ def evidence_add(
       triage evidence add --pr 30433 --hypothesis runtime-args --verdict rules_out \\
           --because "kv_cache_dtype, chunked_prefill, mem_fraction identical in both legs" --author alice
     """
-    from triage.kb import store
-    from triage.rules.schema import THEN_ALIASES
+    from triage.usecases import byhand
 
-    if verdict not in THEN_ALIASES:
-        raise InputError(f"--verdict {verdict!r}: expected rules_out, confirms, supports or inconclusive")
-    _record_by_hand(pr, repo, because, f"recorded manual evidence for {hypothesis}: {THEN_ALIASES[verdict]}",
-                    lambda s, iid: store.add_manual_evidence(s, iid, hypothesis, THEN_ALIASES[verdict], because,
-                                                             author, run or []))
+    byhand.check_evidence(verdict, because)
+    _by_hand(lambda url: byhand.evidence(url, pr, repo, hypothesis, verdict, because, author, run or []))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Callable, List, Optional
+from typing import Annotated, Callable, List, Optional
 
 import typer
 
@@ -169,26 +169,18 @@ def bisect_mark(
     A mark is never overridden silently: a run (or another mark) that
     disagrees makes the point flaky.
     """
-    from triage.kb import store
+    from triage.usecases import byhand
 
-    if verdict not in ("good", "bad"):
-        raise InputError(f"verdict {verdict!r}: expected good or bad")
-    _record_by_hand(pr, repo, because, f"marked {bisect_id} {point} {verdict} (manual)",
-                    lambda s, iid: store.add_bisect_mark(s, iid, bisect_id, point, verdict, because, author))
+    byhand.check_mark(verdict, because)
+    _by_hand(lambda url: byhand.mark(url, pr, repo, bisect_id, point, verdict, because, author))
 
 
-def _record_by_hand(pr: int, repo: Optional[str], because: str, said: str, add: Callable[[Any, str], Any]) -> None:
-    """Record something judged by hand (`add(session, investigation id)`), re-evaluate, say what changed."""
-    from triage.kb import store
-
-    if not because.strip():
-        raise InputError("--because must say why")
+def _by_hand(record: Callable[[str], tuple[str, dict]]) -> None:
+    """Record something judged by hand (a use case of :mod:`triage.usecases.byhand` on the
+    knowledge base's URL), which evaluates again; say what it did and what changed."""
     url, _ = _open(create=True)  # recording by hand is recording: a new investigation may start here
     _ready_to_evaluate()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        add(s, inv.id)
-        _, _, changed = _evaluate(s, inv)
+    said, changed = record(url)
     typer.echo(said)
     _print_changes(changed)
 
@@ -276,7 +268,8 @@ def hypotheses(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", w
 
 @app.command()
 def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> None:
-    """Show how each hypothesis's status changed, evaluation by evaluation.
+    """Show how each hypothesis's status changed, evaluation by evaluation, and the
+    /triage commands taken from PR comments (who, what came of it, the comment).
 
     Example:
 
@@ -295,6 +288,7 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
         changes = store.status_history(s, inv.id)
         evidence = store.evidence_history(s, inv.id)
         deletions = store.run_deletions(s, inv.id)
+        commands = store.commands_of(s, inv.id)
     retired = [e for e in evidence if e.retired_at is not None]
     if format == "json":
         _json_out({
@@ -304,6 +298,8 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
                          "rule": e.rule_id, "reason": e.reason} for e in retired],
             "deleted_runs": [{"at": d.at.isoformat(), "run_id": d.run_id, "config": d.config, "because": d.because,
                               "record": d.record} for d in deletions],
+            "commands": [{"at": c.at.isoformat(), "author": c.author, "line": c.line, "outcome": c.outcome,
+                          "detail": c.detail, "url": c.url} for c in commands],
         })
         return
     for c in changes:
@@ -316,3 +312,8 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
         typer.echo("\nruns deleted:")
         for d in deletions:
             _out(f"  {d.at:%Y-%m-%d %H:%M:%S}  {d.run_id} ({d.config}): {d.because}")
+    if commands:
+        typer.echo("\ncommands from comments:")
+        for c in commands:
+            _out(f"  {c.at:%Y-%m-%d %H:%M:%S}  {c.author}: {c.line} → {c.outcome}"
+                 + (f" ({c.detail})" if c.detail else "") + f"  {c.url}")

@@ -130,9 +130,11 @@ def _describe(d: dict) -> str:
     return f"{what}: {d['reason']} (workflow {d['workflow']} on {d['ref']}" + (f", {inputs})" if inputs else ")")
 
 
-def run_for(db: Any, investigation_id: str, client: Optional[GitHubClient], dry_run: bool = False) -> Step:
+def run_for(db: Any, investigation_id: str, client: Optional[GitHubClient], dry_run: bool = False,
+            only: Optional[Sequence[str]] = None) -> Step:
     """One autopilot step for an investigation, after an evaluation.
 
+    ``only``: start only one of these suggestions (recipe ids, ``bisect:ID``), the best of them.
     ``db``: a database URL (a session of its own, committed) or an open
     session (the caller commits).  ``client`` may be None for a dry run.
     Raises GitHubError when GitHub refuses the dispatch (nothing recorded);
@@ -143,11 +145,12 @@ def run_for(db: Any, investigation_id: str, client: Optional[GitHubClient], dry_
 
     if isinstance(db, str):
         with store.session(db) as s:
-            return _step(s, investigation_id, client, dry_run)
-    return _step(db, investigation_id, client, dry_run)
+            return _step(s, investigation_id, client, dry_run, only)
+    return _step(db, investigation_id, client, dry_run, only)
 
 
-def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool) -> Step:
+def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool,
+          only: Optional[Sequence[str]] = None) -> Step:
     from triage.kb import models as m
     from triage.kb import store
     from triage.rules.engine import evaluate
@@ -193,7 +196,7 @@ def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool) -> St
     if any(d.evaluation == key for d in made):
         return Step("nothing", lines + ["a run was already started for this evaluation: waiting for a new result"])
     chosen = None
-    for sug in ev.suggestions:
+    for sug in [x for x in ev.suggestions if not only or x.recipe in only]:
         if sug.blocked:
             lines.append(f"passed over {sug.recipe}: fix first: {sug.blocked}")
             continue
@@ -210,7 +213,8 @@ def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool) -> St
                   "cost": c, "reason": _reason(sug, bundle), "evaluation": key}
         break
     if chosen is None:
-        return Step("nothing", lines + ["nothing to start: no suggestion can be dispatched"])
+        named = f" named ({', '.join(only)})" if only else ""
+        return Step("nothing", lines + [f"nothing to start: no suggestion{named} can be dispatched"])
     if dry_run or not enabled:
         lines.append(f"would start {_describe(chosen)}")
         return Step("would-start" if enabled else "disabled", lines, chosen)

@@ -94,8 +94,8 @@ def evidence_history(s: Session, iid: str) -> list[m.Evidence]:
 
 
 def add_manual_evidence(s: Session, iid: str, hypothesis: str, verdict: str, reason: str,
-                        author: Optional[str], runs: Sequence[str]) -> m.ManualEvidence:
-    """Manual evidence from the command line (kept when rule files reload)."""
+                        author: Optional[str], runs: Sequence[str], source: str = "cli") -> m.ManualEvidence:
+    """Manual evidence from the command line, or a PR comment (``source``); kept when rule files reload."""
     known = {h.id for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
     if hypothesis not in known:
         import difflib
@@ -104,7 +104,7 @@ def add_manual_evidence(s: Session, iid: str, hypothesis: str, verdict: str, rea
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise InputError(f"--hypothesis {hypothesis!r}: no such hypothesis{hint}")
     row = m.ManualEvidence(investigation_id=iid, hypothesis_id=hypothesis, verdict=verdict, reason=reason,
-                           author=author, runs=list(runs), source="cli", created_at=now())
+                           author=author, runs=list(runs), source=source, created_at=now())
     s.add(row)
     s.flush()
     return row

@@ -246,6 +246,29 @@ class Dispatch(_Table, table=True):
     note: Optional[str] = None  # e.g. GitHub's answer was lost: it may have started
 
 
+class CommentCommand(_Table, table=True):
+    """A ``/triage`` command from a PR comment, as the server took it: who wrote
+    it, where (the comment's URL), the line, and what came of it (``done``,
+    ``failed``, ``skipped`` when another line of the comment failed,
+    ``malformed``, ``refused`` for want of permission, ``dropped`` past the
+    limit of a comment).  One comment is acted on once: its id and the line's
+    place in it are unique.
+    """
+
+    __table_args__ = (Index("ix_commentcommand_comment", "comment_id", "position", unique=True),)
+
+    pk: Optional[int] = Field(default=None, primary_key=True)
+    comment_id: int = Field(sa_column=Column(BigInteger, nullable=False))
+    position: int  # the line's place among the comment's commands, from 0
+    investigation_id: str = Field(foreign_key="investigation.id", index=True)
+    author: str
+    url: str
+    line: str
+    outcome: str
+    detail: str = ""
+    at: datetime
+
+
 class Delivery(_Table, table=True):
     """A webhook delivery received by ``triage serve``: the durable work queue.
 

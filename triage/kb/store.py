@@ -11,7 +11,8 @@ their public names:
 - :mod:`triage.kb.runs`: runs recorded, imported, found and deleted;
 - :mod:`triage.kb.evaluations`: derived evidence and statuses, with their
   history (and manual evidence);
-- :mod:`triage.kb.posts`: reports posted, what changed since, dispatches.
+- :mod:`triage.kb.posts`: reports posted, what changed since, dispatches;
+- :mod:`triage.kb.commands`: ``/triage`` commands taken from PR comments.
 
 To replace a function in a test, patch it where it lives (the module that
 calls it looks it up there), not here.
@@ -20,6 +21,7 @@ calls it looks it up there), not here.
 from __future__ import annotations
 
 from triage.kb import models as m
+from triage.kb.commands import comment_taken, commands_of, record_commands
 from triage.kb.db import (
     BUSY_RETRIES,
     BUSY_TIMEOUT,
@@ -96,4 +98,6 @@ __all__ = [
     # posts
     "close_dispatches", "dispatches", "last_post", "last_post_time", "post_since_view", "record_dispatch",
     "record_post", "since_view",
+    # commands
+    "comment_taken", "commands_of", "record_commands",
 ]

@@ -8,9 +8,9 @@ extractors.  ``loader.py`` maps every validation error back to ``path:line:col``
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from triage.numbers import out_of_range
 
@@ -264,6 +264,19 @@ class AutopilotSpec(Strict):
     max_cost: Optional[float] = Field(default=None, gt=0)
 
 
+def _login(v: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}", v):
+        raise ValueError(f"{v!r} is not a GitHub login (letters, digits and hyphens, at most 39)")
+    return v
+
+
+class CommandsSpec(Strict):
+    """Who gives ``/triage`` comment commands besides those with write access: ``allow`` act too, ``deny`` never."""
+
+    allow: list[Annotated[str, AfterValidator(_login)]] = []
+    deny: list[Annotated[str, AfterValidator(_login)]] = []
+
+
 class MatchSpec(Strict):
     """Which workflow runs feed the investigation (``triage serve``): globs, or lists of them."""
 
@@ -354,6 +367,7 @@ class InvestigationSpec(Strict):
     ignore_provenance: list[str] = []
     autopilot: Optional[AutopilotSpec] = None
     match: Optional[MatchSpec] = None  # the workflow runs that feed it, for `triage serve`
+    commands: Optional[CommandsSpec] = None  # who may give /triage commands, for `triage serve`
     # The outcomes that are the failure under study (bad results); other non-passing ones are no result.
     failure: list[str] = Field(default=list(DEFAULT_FAILURE), min_length=1)
     # Several subjects in one investigation: the provenance key that names a run's subject

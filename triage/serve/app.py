@@ -6,7 +6,8 @@ Routes:
   stored), JSON (400); ``ping`` 200; a completed ``workflow_run`` or
   ``workflow_job`` is stored in the queue and answered 202 at once (200 for a
   redelivery, which changes nothing, unless that delivery had failed: then it
-  is queued again); anything else 202, ignored.
+  is queued again); so is a new comment holding ``/triage`` (``issue_comment``
+  / ``created``; an edit is not); anything else 202, ignored.
 * ``GET /`` every investigation; ``GET /pr/{owner}/{name}/{n}`` one report as
   HTML, ``…/{n}.json`` as JSON; ``GET /deliveries`` (``.json``) the failed and
   recent deliveries; all read-only, behind ``--auth TOKEN`` when given.

@@ -3,8 +3,9 @@
 GitHub signs each delivery with ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256
 of the raw body, keyed with the webhook secret>``; :func:`signature_ok` checks
 it in constant time.  Only completed ``workflow_run`` and ``workflow_job``
-events carry work (:func:`wanted`); :func:`run_event` reads what the worker
-needs from them, and :func:`investigations_for` maps a run to the
+events carry work (:func:`wanted`), and a new comment that holds ``/triage``
+(``issue_comment`` / ``created``; an edit is not acted on); :func:`run_event`
+and :func:`comment_event` read what the worker needs from them, and :func:`investigations_for` maps a run to the
 investigations it feeds:
 
 * the investigation's repository must be the run's;
@@ -25,7 +26,8 @@ from typing import Any, Optional
 
 from triage.errors import InputError
 
-__all__ = ["RunEvent", "signature_ok", "wanted", "run_event", "matches", "of_repo", "investigations_for"]
+__all__ = ["RunEvent", "signature_ok", "wanted", "run_event", "comment_event", "matches", "of_repo",
+           "investigations_for"]
 
 WORK_EVENTS = ("workflow_run", "workflow_job")
 
@@ -39,8 +41,30 @@ def signature_ok(secret: bytes, body: bytes, header: Optional[str]) -> bool:
 
 
 def wanted(event: str, payload: Any) -> bool:
-    """Whether the delivery carries work: a completed workflow run or job."""
-    return event in WORK_EVENTS and isinstance(payload, dict) and payload.get("action") == "completed"
+    """Whether the delivery carries work: a completed workflow run or job, or a new
+    comment that may hold a ``/triage`` command."""
+    if not isinstance(payload, dict):
+        return False
+    if event == "issue_comment":
+        comment = payload.get("comment")
+        body = comment.get("body") if isinstance(comment, dict) else None
+        return payload.get("action") == "created" and isinstance(body, str) and "/triage" in body
+    return event in WORK_EVENTS and payload.get("action") == "completed"
+
+
+def comment_event(payload: dict) -> Any:
+    """Read an ``issue_comment`` payload (:class:`~triage.usecases.commands.CommentEvent`);
+    InputError when it lacks what is needed."""
+    from triage.usecases.commands import CommentEvent
+
+    where = "issue_comment"
+    repo = _need(_need(payload, "repository", dict, where), "full_name", str, where)
+    comment = _need(payload, "comment", dict, where)
+    user = _need(comment, "user", dict, where)
+    return CommentEvent(repo=repo, number=_need(_need(payload, "issue", dict, where), "number", int, where),
+                        comment_id=_need(comment, "id", int, where), author=_need(user, "login", str, where),
+                        author_type=str(user.get("type") or "User"), body=_need(comment, "body", str, where),
+                        url=str(comment.get("html_url") or ""))
 
 
 @dataclass

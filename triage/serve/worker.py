@@ -18,6 +18,10 @@ For each investigation the run feeds (:func:`~triage.serve.webhook.investigation
 3. when ``triage.github.autopilot`` exists, its ``run_for(client, db_url,
    investigation_id)`` runs after each post, under the same lock.
 
+A new comment with ``/triage`` commands (``issue_comment``) is acted on by
+:func:`triage.usecases.commands.take` under the lock of the investigation of
+its PR, which then posts the comment itself.
+
 A GitHub, network or database failure is retried with backoff (the queue);
 a payload that cannot be read fails at once.  Each delivery ends in one
 structured log line: event, action, delivery id, investigations, outcome, ms.
@@ -40,7 +44,7 @@ from triage.ingest import fromgithub
 from triage.kb import store
 
 from .queue import Queue
-from .webhook import RunEvent, investigations_for, of_repo, run_event
+from .webhook import RunEvent, comment_event, investigations_for, of_repo, run_event
 
 __all__ = ["Locks", "Processor", "log_delivery"]
 
@@ -178,6 +182,8 @@ class Processor:
         return GitHubClient._static_redact(text)
 
     def process(self, delivery: Any) -> Outcome:
+        if delivery.event == "issue_comment":
+            return self._comment(delivery)
         ev = run_event(delivery.event, delivery.payload)
         with store.session(self.url) as s:
             followed = bool(of_repo(s, ev.repo))
@@ -192,6 +198,25 @@ class Processor:
             return Outcome("ignored", f"no investigation follows {ev.repo} run {ev.run_id}")
         texts = [self._one(client, ev, iid, match) for iid, match in targets]
         return Outcome("done", "; ".join(texts), [iid for iid, _ in targets])
+
+    def _comment(self, delivery: Any) -> Outcome:
+        """``/triage`` commands in a new comment, under the lock of its investigation."""
+        from triage.usecases.commands import investigation_of, take
+
+        ev = comment_event(delivery.payload)
+        with store.session(self.url) as s:
+            iid = investigation_of(s, ev.repo, ev.number)
+            inv = store.find_investigation(s, ident=iid) if iid is not None else None
+        if inv is None:  # settled without a token or a call to GitHub
+            return Outcome("ignored", f"no investigation follows {ev.repo}#{ev.number}")
+        client = self.credentials.client(delivery.installation_id, ev.repo)
+        with self.locks.hold(inv.id) as slot:
+            def post() -> None:
+                self.post(client, inv.pr, inv.repo, bot_login=self.bot_login or self.credentials.login(client))
+                slot.dirty = False
+
+            text = take(self.url, client, ev, post=post, bot_login=self.bot_login)
+        return Outcome("done", text, [inv.id])
 
     @staticmethod
     def _complete_job_event(client: Any, ev: RunEvent) -> None:

@@ -6,5 +6,7 @@ same one and responds.  Above the knowledge base, the engine, the renderer and
 the GitHub client; below ``cli`` and ``serve``.
 
 - :mod:`triage.usecases.report`: an investigation's view, as the report shows it;
-- :mod:`triage.usecases.post`: the sticky comment, evaluated, fitted and posted.
+- :mod:`triage.usecases.post`: the sticky comment, evaluated, fitted and posted;
+- :mod:`triage.usecases.runs`: a run excluded (it decides nothing) or included again;
+- :mod:`triage.usecases.byhand`: a bisect point marked, manual evidence recorded.
 """
