@@ -38,7 +38,6 @@ KNOWN_UPWARD = {
     ("rules/cache.py", "triage.kb.snapshot"),
     ("rules/evidence.py", "triage.render.env"),  # the `because:` templates' sandbox
     ("rules/extractorcheck.py", "triage.ingest.userregex"),  # user regexes checked as the log reader compiles them
-    ("rules/schema.py", "triage.ingest.userregex"),
     ("rules/schema.py", "triage.render.env"),
     ("rules/testing.py", "triage.ingest.records"),
 }

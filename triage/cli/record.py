@@ -274,11 +274,10 @@ def import_(
     if _import_results(file, format, pr, repo, run_id, config, status):
         return
     from triage.ingest.importer import guess_format, import_file
-    from triage.ingest.results import FORMATS as RESULTS
     from triage.inputs import check_regular
     from triage.kb import alongside, configruns, parallel, store
 
-    fmt = guess_format(file, format, also=RESULTS)
+    fmt = guess_format(file, format, results=True)
     if file != "-":
         check_regular(file)  # before anything opens it: a FIFO blocks
     url, _ = _open(create=True)

@@ -38,13 +38,15 @@ class ImportResult:
     investigations: list[str] = field(default_factory=list)
 
 
-def guess_format(path: str, fmt: Optional[str], also: tuple[str, ...] = ()) -> str:
+def guess_format(path: str, fmt: Optional[str], results: bool = False) -> str:
     """``--format`` if given, else by extension: ``.csv`` is CSV, anything
-    else (``.jsonl``, ``.json``, standard input) JSON Lines.  ``also``: the
-    other formats the command takes, for the message."""
+    else (``.jsonl``, ``.json``, standard input) JSON Lines.  ``results``: the
+    command takes results files too (their formats named in the message)."""
     if fmt is not None:
         if fmt not in FORMATS:
-            known = ["jsonl", "csv", *also]
+            from triage.ingest.results import FORMATS as RESULTS
+
+            known = ["jsonl", "csv", *(RESULTS if results else ())]
             raise InputError(f"--format {fmt!r}: expected {', '.join(known[:-1])} or {known[-1]}")
         return fmt
     return "csv" if path.lower().endswith(".csv") else "jsonl"

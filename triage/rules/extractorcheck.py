@@ -1,15 +1,17 @@
-"""What an extractor of a rule file must be: one thing read, by a log pattern or a JSON path.
+"""What an extractor of a rule file must be: one thing read, by a log pattern or a JSON path;
+and what a signature's regex must be.
 
 A ``pattern`` is a regular expression run on RE2 over a log's lines (with a
 named group ``value``, unless it sets a status); a ``json`` is a JMESPath
-expression over a JSON results file (``add-run --results``).
+expression over a JSON results file (``add-run --results``).  The patterns are
+compiled here as the log reader compiles them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["check_extractor"]
+__all__ = ["check_extractor", "check_signature"]
 
 
 def check_extractor(spec: Any) -> None:
@@ -46,3 +48,18 @@ def check_extractor(spec: Any) -> None:
         raise ValueError(f"bad pattern: {e}") from None
     if (kinds[0] != "status" or isinstance(spec.status, dict)) and "value" not in rx.groupindex:
         raise ValueError("the pattern needs a named group (?P<value>...)")
+
+
+def check_signature(spec: Any) -> None:
+    """Raise ValueError if a signature's ``regex`` text is not a regular expression the
+    log reader can run, or matches an empty line."""
+    if not spec.regex:
+        return
+    from triage.ingest.userregex import UserRegexError, compile_user
+
+    try:
+        rx = compile_user(spec.text)
+    except UserRegexError as e:
+        raise ValueError(f"bad regex: {e}") from None
+    if rx.search("") is not None:
+        raise ValueError("the regex matches an empty line")

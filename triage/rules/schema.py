@@ -543,15 +543,9 @@ class SignatureSpecModel(Strict):
 
     @model_validator(mode="after")
     def _regex(self) -> "SignatureSpecModel":
-        if self.regex:
-            from triage.ingest.userregex import UserRegexError, compile_user
+        from triage.rules.extractorcheck import check_signature
 
-            try:
-                rx = compile_user(self.text)
-            except UserRegexError as e:
-                raise ValueError(f"bad regex: {e}") from None
-            if rx.search("") is not None:
-                raise ValueError("the regex matches an empty line")
+        check_signature(self)  # its ValueError says what is wrong
         return self
 
 
