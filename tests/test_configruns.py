@@ -93,6 +93,7 @@ def test_the_upgrade_works_out_the_numbers_of_investigations_written_before_the_
         with engine.begin() as c:  # back to 0007, as a knowledge base written before the table left it
             c.execute(text("DELETE FROM configruns"))
             c.execute(text("CREATE INDEX ix_run_investigation_updated ON run (investigation_id, updated_at)"))
+            c.execute(text("DROP TABLE commentcommand"))  # written by 0010, after the version this goes back to
             c.execute(text("UPDATE meta SET value = '7' WHERE key = 'schema_version'"))
         engine.dispose()
         from triage.kb.db import _engines
