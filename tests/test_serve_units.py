@@ -12,7 +12,7 @@ from functools import partial
 import pytest
 
 from tests.serving import fixture_bytes
-from tests.test_postgres import _database
+from tests.support.postgres import database
 from triage.errors import InputError
 from triage.kb import models as m
 from triage.kb import store
@@ -75,7 +75,7 @@ def db_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'kb.sqlite'}"
         return
-    with _database() as url:
+    with database() as url:
         yield url
 
 
@@ -123,7 +123,7 @@ def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
 
 def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_github, tmp_path, monkeypatch, cli):
     """The hook for `triage autopilot`: run_for(client, db_url, investigation_id) -> str | None."""
-    from tests.test_serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
+    from tests.support.serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
     from triage.serve import worker
     from triage.serve.auth import TokenCredentials
     from triage.usecases.post import post_report
@@ -152,7 +152,7 @@ def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_githu
 def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
     """A processor whose fetches of run RUN wait until ``go`` is set (a delivery on its way)."""
     from tests.serving import with_run
-    from tests.test_serve import RUN, WITH_PR, add_run, write_rules
+    from tests.support.serve import RUN, WITH_PR, add_run, write_rules
     from triage.ingest import fromgithub
     from triage.serve import worker
     from triage.serve.auth import TokenCredentials
@@ -186,7 +186,7 @@ def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
 def test_a_post_is_left_to_a_delivery_on_its_way(fake_github, tmp_path, monkeypatch, cli):
     """While one delivery for an investigation fetches its jobs, another that records runs
     leaves the comment to it: one post shows both."""
-    from tests.test_serve import PR, REPO, RUN
+    from tests.support.serve import PR, REPO, RUN
 
     processor, q, fetching, go, _ = _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch)
     slow = threading.Thread(target=lambda: processor.handle(q.claim()))
@@ -204,7 +204,7 @@ def test_a_post_is_left_to_a_delivery_on_its_way(fake_github, tmp_path, monkeypa
 
 
 def test_a_delivery_that_fails_on_its_way_makes_the_post_left_to_it(fake_github, tmp_path, monkeypatch, cli):
-    from tests.test_serve import PR, REPO, RUN
+    from tests.support.serve import PR, REPO, RUN
 
     processor, q, fetching, go, fail = _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch)
     fail.append(True)
