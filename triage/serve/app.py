@@ -70,6 +70,7 @@ class Settings:
     grace: float = 30.0
     bot_login: Optional[str] = None
     open_dashboard: bool = False  # no token though not on loopback: said on purpose
+    dashboard_url: Optional[str] = None  # where people reach the dashboard: the check run links there
 
 
 def is_loopback(host: str) -> bool:
@@ -93,7 +94,9 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
 
         from triage.usecases.post import post_report
 
-        post = partial(post_report, settings.db_url)
+        # As an App, the check run is set with the comment (a plain token may not write one).
+        post = partial(post_report, settings.db_url, check_run=getattr(credentials, "kind", "") == "app",
+                       dashboard=settings.dashboard_url)
     queue = Queue(settings.db_url, max_attempts=settings.max_attempts, backoff=settings.backoff)
     processor = Processor(settings.db_url, queue, credentials, post, locks=Locks(), bot_login=settings.bot_login)
     intake = Intake(settings.secret, settings.max_body)
