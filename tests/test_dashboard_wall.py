@@ -122,6 +122,9 @@ def test_chromium_screenshots_at_1920x1080_and_on_a_390_pixel_phone(seeded, fake
         dom = browse(page_url, tmp_path, "--dump-dom", "--window-size=1920,1080")
         assert dom.returncode == 0, dom.stderr[-2000:]
         assert 'data-live="15"' in dom.stdout and "live · every 15 s" in dom.stdout  # the script ran, within the CSP
+        later = browse(page_url, tmp_path, "--dump-dom", "--virtual-time-budget=20000")  # 20 s on the page's clock
+        assert later.returncode == 0 and "live · checked " in later.stdout, later.stdout[-2000:]  # it asked again
+        assert "Suggested next" in later.stdout  # and the page is whole
 
         shots = {}
         for name, size in (("wall", "1920,1080"), ("phone", "390,844")):
