@@ -125,7 +125,9 @@ class CheckRuns:
             rid = self._next_check_run_id
             self._next_check_run_id += 1
             run = copy.deepcopy(self._check_run_example)
-            run.update(id=rid, node_id=f"CR_{rid}", head_sha=data["head_sha"], external_id="", details_url=None,
+            # no details_url given: "the homepage of the GitHub app is used" (the REST docs)
+            run.update(id=rid, node_id=f"CR_{rid}", head_sha=data["head_sha"], external_id="",
+                       details_url=f"https://github.com/apps/{slug}",
                        url=f"{self.url}/repos/{repo}/check-runs/{rid}",
                        html_url=f"https://github.com/{repo}/runs/{rid}", status="queued", conclusion=None,
                        started_at=_now(), completed_at=None, output={}, pull_requests=[])

@@ -88,6 +88,18 @@ def test_a_new_post_updates_the_check_run_and_never_adds_a_second(cli, as_app):
     assert "29500000000" in comment["body"]
 
 
+def test_without_a_dashboard_address_the_apps_page_is_the_link_and_a_second_post_changes_nothing(
+        cli, as_app, monkeypatch):
+    monkeypatch.delenv("TRIAGE_DASHBOARD_URL")
+    assert cli("post", "--pr", str(PR)).code == 0
+    (run,) = as_app.check_runs(REPO)
+    (create,) = as_app.calls("POST", f"/repos/{REPO}/check-runs")
+    assert "details_url" not in create.json and run["details_url"] == "https://github.com/apps/triage-app"
+    again = cli("post", "--pr", str(PR))
+    assert again.out.splitlines()[1] == f"check run unchanged {run['html_url']}"
+    assert as_app.calls("PATCH", f"/repos/{REPO}/check-runs/*") == []
+
+
 def test_a_new_head_commit_gets_its_own_run_and_another_apps_run_of_that_name_is_left_alone(cli, as_app):
     assert cli("post", "--pr", str(PR)).code == 0
     as_app.add_pull(REPO, PR, head_sha="b" * 40)  # a push to the PR

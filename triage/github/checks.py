@@ -137,8 +137,9 @@ def upsert_check_run(client: GitHubClient, repo: str, pr: int, *, title: str, su
     found = _ours(client, repo, sha, app_slug)
     if found is not None:
         old = found.get("output") or {}
-        if (old.get("title"), old.get("summary"), found.get("details_url") or None) == (
-                output["title"], output["summary"], details_url):
+        # Without a link of ours GitHub shows the App's homepage: that is no change.
+        if (old.get("title"), old.get("summary")) == (output["title"], output["summary"]) and (
+                details_url is None or found.get("details_url") == details_url):
             return CheckResult("unchanged", found.get("html_url"))
         path = f"{create}/{int(found['id'])}"
         if dry_run:
