@@ -247,3 +247,10 @@ def test_the_server_as_an_app_sets_the_check_run_with_each_post_and_keeps_one(fa
     assert run["output"]["summary"] != first["output"]["summary"]
     assert len(fake_github.calls("PATCH", f"/repos/{SREPO}/check-runs/{run['id']}")) == 1
     assert len(fake_github.calls("POST", f"/repos/{SREPO}/check-runs")) == 1
+
+
+def test_the_server_refuses_a_dashboard_address_that_is_not_http_before_it_starts(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRIAGE_DASHBOARD_URL", "ftp://triage.example.com")
+    r = cli("serve", "--insecure-no-signature", "--port", "0")
+    assert r.code == 2 and r.err.startswith("Error: TRIAGE_DASHBOARD_URL must be the dashboard's http(s) address")
+    assert not (tmp_path / "kb.sqlite").exists()  # nothing opened, nothing written
