@@ -70,9 +70,8 @@ def post(
     duplicate: one comment, however many run at once.
     """
     from triage.github import GitHubClient
-    from triage.github.comments import validate_login
-
     from triage.github.checks import validate_dashboard_url
+    from triage.github.comments import validate_login
 
     _check_format(format, "text", "json")
     if bot_login is not None:
