@@ -216,9 +216,9 @@ def test_a_dashboard_address_that_is_not_http_is_refused_before_anything_is_sent
 
 def test_the_server_as_an_app_sets_the_check_run_with_each_post_and_keeps_one(fake_github, app_key, tmp_path):
     from tests.serving import Server, fixture_bytes, with_run
-    from tests.test_serve import PR as SPR
-    from tests.test_serve import REPO as SREPO
-    from tests.test_serve import RUN, WITH_PR, add_run, write_rules
+    from tests.support.serve import PR as SPR
+    from tests.support.serve import REPO as SREPO
+    from tests.support.serve import RUN, WITH_PR, add_run, write_rules
 
     private, public = app_key
     (tmp_path / "app.pem").write_text(private)

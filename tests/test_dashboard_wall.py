@@ -14,7 +14,7 @@ from markupsafe import escape
 
 from tests.png import colour_count, pixels
 from tests.serving import Server
-from tests.test_dashboard_browser import browse
+from tests.support.browser import browse
 from triage.render.commands import wrap
 from triage.serve import dashboard
 
