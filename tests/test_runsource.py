@@ -48,3 +48,35 @@ def test_the_runs_of_a_set_of_pairs_are_those_runs(cli, rules_dir, tmp_path, url
             # each run as the config's own read gives it (the same fields, the same order)
             mine = {r.key: r for c in configs for r in source.config(c)}
             assert all(r == mine[r.key] and r.seq == mine[r.key].seq for r in got)
+
+
+def test_configs_read_ahead_are_as_each_configs_own_read(cli, rules_dir, tmp_path, url) -> None:
+    from triage.kb import store
+    from triage.kb.runsource import DbSource
+
+    configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _records(300, configs)))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        ahead, alone = DbSource(s, iid), DbSource(s, iid)
+        ahead.config("c4")  # read already: left as it is
+        ahead.read_ahead(["x/y", "c3", "c4", "no-such-config", "kimik26-fp8-1k1k-1p1d"])
+        for config in configs + ["no-such-config"]:
+            got, want = ahead.config(config), alone.config(config)
+            assert got == want and [r.seq for r in got] == [r.seq for r in want], config
+        assert ahead.all() == alone.all()
+
+
+def test_the_configs_read_again_are_those_of_the_pieces_whose_runs_changed() -> None:
+    from triage.rules.memo import Memo, configs_again
+
+    now = {"a": "2", "b": "1", "c": "1", "d": "5"}
+    memo = Memo({
+        "p:1": ([["c", "a", "1"], ["c", "b", "1"]], None),  # a changed: a and b are read again
+        "p:2": ([["c", "c", "1"], ["c", "b", "1"]], None),  # neither changed
+        "f:d": ([["c", "d", "4"]], None),  # one config alone: it may read only what was added
+        "p:3": ([["v", "newest:c", "x"], ["c", "c", "1"]], None),  # nothing of its runs changed
+    })
+    assert configs_again(memo, lambda token: now[token[1]]) == ["a", "b"]

@@ -58,6 +58,19 @@ class DbSource:
             self._by_config[name] = runs
         return runs
 
+    def read_ahead(self, configs: list[str]) -> None:
+        """Read the runs of these configs (those not read yet) in one query, for the
+        pieces about to ask for them one config at a time."""
+        wanted = sorted({c for c in configs if c in self._fps and c not in self._by_config})
+        if len(wanted) < 2:
+            return
+        grouped: dict[str, list[RunRec]] = {c: [] for c in wanted}
+        for i in range(0, len(wanted), 500):  # 500 parameters a query
+            chunk = wanted[i:i + 500]
+            for r in run_records(self._s, self._iid, where=lambda t: t.c.config.in_(chunk)):
+                grouped[r.config].append(r)  # in the order recorded, as each config's own read
+        self._by_config.update(grouped)
+
     def run_id(self, run_id: str) -> list[RunRec]:
         runs = self._by_id.get(run_id)
         if runs is None:
