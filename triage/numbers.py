@@ -35,4 +35,8 @@ def out_of_range(value: Any) -> Optional[str]:
 
 
 def in_range(value: float) -> bool:
+    """Whether :func:`out_of_range` finds nothing wrong with ``value``: a float is
+    checked here at once (every metric of every run read is asked about)."""
+    if type(value) is float:  # NaN fails both comparisons, an infinity the first
+        return -MAGNITUDE <= value <= MAGNITUDE and (not value or abs(value) >= SMALLEST)
     return out_of_range(value) is None

@@ -25,6 +25,7 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     from triage.kb import pieces, snapshot, store
     from triage.kb.runsource import DbSource
     from triage.rules.engine import evaluate
+    from triage.rules.memo import configs_again
 
     if keep:
         store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
@@ -35,6 +36,8 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
         memo.stored = {}
     if helper is not None:
         helper.help(s, bundle, memo)
+    # the configs the pieces to work out again will read, in one query rather than one each
+    bundle.source.read_ahead(configs_again(memo, bundle.source.fingerprint))
     ev = evaluate(bundle, memo)
     if not keep:
         return bundle, ev, {}

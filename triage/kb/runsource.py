@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 from typing import Any, Optional
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select, tuple_
 from sqlmodel import Session
 
 from triage.kb import configruns
@@ -58,6 +58,19 @@ class DbSource:
             self._by_config[name] = runs
         return runs
 
+    def read_ahead(self, configs: list[str]) -> None:
+        """Read the runs of these configs (those not read yet) in one query, for the
+        pieces about to ask for them one config at a time."""
+        wanted = sorted({c for c in configs if c in self._fps and c not in self._by_config})
+        if len(wanted) < 2:
+            return
+        grouped: dict[str, list[RunRec]] = {c: [] for c in wanted}
+        for i in range(0, len(wanted), 500):  # 500 parameters a query
+            chunk = wanted[i:i + 500]
+            for r in run_records(self._s, self._iid, where=lambda t: t.c.config.in_(chunk)):
+                grouped[r.config].append(r)  # in the order recorded, as each config's own read
+        self._by_config.update(grouped)
+
     def run_id(self, run_id: str) -> list[RunRec]:
         runs = self._by_id.get(run_id)
         if runs is None:
@@ -76,14 +89,16 @@ class DbSource:
 
     # -- for a view that shows a few runs of many -------------------------
     def by_keys(self, pairs: list[tuple[str, str]]) -> list[RunRec]:
-        """The runs of these (run id, config) pairs, in the order recorded."""
-        wanted = set(pairs)
-        ids = sorted({run_id for run_id, _ in pairs})
+        """The runs of these (run id, config) pairs, in the order recorded.  Each pair is
+        asked for as it is, not every run of its run id (the runs of a matrix share one
+        and would be read and decoded only to be left out)."""
+        wanted = sorted(set(pairs))
         out: list[RunRec] = []
-        for i in range(0, len(ids), 5000):  # by run id, through the unique index; 5,000 parameters a query
-            chunk = ids[i:i + 5000]
-            out += [r for r in run_records(self._s, self._iid, where=lambda t: t.c.run_id.in_(chunk))
-                    if (r.run_id, r.config) in wanted]
+        for i in range(0, len(wanted), 2000):  # through the unique index by run id; 6,000 parameters a query
+            chunk = wanted[i:i + 2000]
+            ids = sorted({run_id for run_id, _ in chunk})
+            out += run_records(self._s, self._iid, where=lambda t: and_(
+                t.c.run_id.in_(ids), tuple_(t.c.run_id, t.c.config).in_(chunk)))
         return sorted(out, key=self.order)
 
     def newest(self, limit: int) -> list[RunRec]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterable, Optional
 
 from triage.rules import stats
@@ -50,17 +51,17 @@ def statuses(given: "str | list[str]") -> set[str]:
 
 
 def _merge(into: Result, results: Iterable[Result]) -> None:
-    # Membership in sets: a rule over thousands of runs merges thousands of keys.
-    runs, invalid, needed, short = set(into.runs), set(into.invalid), set(into.needed), set(into.short)
+    # Each list once, its first occurrences in order, through a dict (in C): a rule over
+    # thousands of runs merges thousands of keys.
+    results = list(results)
     for r in results:
         into.parts += r.parts
-        for have, mine, theirs in ((runs, into.runs, r.runs), (invalid, into.invalid, r.invalid),
-                                   (needed, into.needed, r.needed), (short, into.short, r.short)):
-            for x in theirs:
-                if x not in have:
-                    have.add(x)
-                    mine.append(x)
         into.measure = into.measure or r.measure
+    for field in ("runs", "invalid", "needed", "short"):
+        mine = getattr(into, field)
+        theirs = [getattr(r, field) for r in results]
+        if any(theirs):
+            mine[:] = dict.fromkeys(chain(mine, *theirs))
     if into.value in (V.TRUE, V.FALSE):
         into.needed = []  # decided: what would decide a part that did not matter is no advice
 
@@ -251,19 +252,16 @@ def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
         elif isinstance(target, str):
             ref, rlabel = ctx.refs.get(target, (None, target))
         else:
-            runs = [r for r in ctx.select(target) if ctx.valid(r) and ctx.has_metric(r, metric)]
-            compared = set(keys)
-            own = [r for r in runs if r.key in compared]
-            runs = [r for r in runs if r.key not in compared]
+            # the selector's runs pooled once per evaluation, less those compared
+            runs, own, ref, pooled, pooled_keys = ctx.pool(target, metric, keys)
             if not runs:
                 what = ctx.label(ctx.select(target)) or "the other runs"
                 if own:
                     return None, f"{what} (the same runs as compared: name other runs)", None
                 return None, f"{what} (no valid run)", None
-            ref = ctx.measure(runs, metric)
             assert ref is not None
-            rlabel = f"{ctx.label(runs, counted=metric == FAIL_RATE)} {ctx.shown(ref, metric)}"
-            keys.extend(dict.fromkeys(r.key for r in runs))  # none of them is among the compared runs
+            rlabel = f"{pooled} {ctx.shown(ref, metric)}"
+            keys.extend(pooled_keys)  # none of them is among the compared runs
         if ref is None:
             return None, rlabel, None
         c = stats.compare(m, ref, margin=margin_for(ref) if use_margin else None, tolerance=ctx.tolerance,

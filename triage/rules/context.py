@@ -46,6 +46,8 @@ class Context:
         self._counted_sigs = frozenset(k for k, s in inv.signatures.items() if s.outcome in self.failure)
         # what the pieces being worked out read (memo.py); shared with the context this one is part of
         self._tracks: list[dict[Token, str]] = within._tracks if within is not None else []
+        self._noting: Optional[list[tuple[Token, Optional[str]]]] = None  # what :meth:`pool` is noting that it reads
+        self._pools: dict[str, Pool] = {}  # (selector, metric) -> its pool (:meth:`pool`)
         self.subjects: dict[str, Any] = {}  # subject -> (its context, what making it read): triage.rules.subjects
         self.memo = Memo(keep=False)  # the pieces of an earlier evaluation to reuse (none: work everything out)
         self.by_config = _Configs(self)  # config -> its runs, in the order recorded
@@ -95,6 +97,8 @@ class Context:
 
     def read(self, token: Token, fingerprint: Optional[str] = None) -> None:
         """Note that the pieces being worked out read ``token`` (as it is now)."""
+        if self._noting is not None:
+            self._noting.append((token, fingerprint))
         if self._tracks:
             fp = self.source.fingerprint(token) if fingerprint is None else fingerprint
             for track in self._tracks:
@@ -241,6 +245,37 @@ class Context:
             runs = [r for r in runs if _provenance_matches(r, sel.provenance)]
         return runs
 
+    def pool(self, sel: Selector, metric: str, without: Sequence[str] = ()) -> tuple[
+            list[RunRec], bool, Optional[Measure], str, list[str]]:
+        """The valid runs ``sel`` selects that have ``metric``, less those of the keys
+        ``without``; whether any was left out; their pooled measure, label and keys.
+        Worked out once per evaluation for each selector and metric (many rules and
+        predictions compare with one config's thousands of runs); what selecting them
+        read is noted again each time, for the piece that asks."""
+        key = repr((sel.config, sel.run, sel.provenance, metric))
+        pool = self._pools.get(key)
+        if pool is None:
+            outer, self._noting = self._noting, []
+            try:
+                runs = [r for r in self.select(sel) if self.valid(r) and self.has_metric(r, metric)]
+                reads = self._noting
+            finally:
+                self._noting = outer
+            if outer is not None:
+                outer += reads
+            pool = self._pools[key] = Pool(self, runs, metric, reads)
+        else:
+            for token, fingerprint in pool.reads:
+                self.read(token, fingerprint)
+        if not without or pool.keyset.isdisjoint(without):
+            return pool.runs, False, pool.measure, pool.label, pool.keys
+        left = set(without)
+        runs = [r for r in pool.runs if r.key not in left]
+        if not runs:
+            return runs, True, None, "", []
+        return (runs, True, self.measure(runs, metric), self.label(runs, counted=metric == FAIL_RATE),
+                list(dict.fromkeys(r.key for r in runs)))
+
     def measure(self, runs: Sequence[RunRec], metric: str) -> Optional[Measure]:
         """The runs' pooled value of a metric, with its n, scale and declared noise."""
         if metric == FAIL_RATE:
@@ -384,6 +419,18 @@ def _provenance_matches(run: RunRec, want: Mapping[str, Any]) -> bool:
         if have is None or str(have) not in {str(o) for o in options}:
             return False
     return True
+
+
+class Pool:
+    """The runs of a selector that can be pooled for a metric (:meth:`Context.pool`)."""
+
+    def __init__(self, ctx: Context, runs: list[RunRec], metric: str,
+                 reads: list[tuple[Token, Optional[str]]]) -> None:
+        self.runs, self.reads = runs, reads
+        self.keys = list(dict.fromkeys(r.key for r in runs))
+        self.keyset = frozenset(self.keys)
+        self.measure = ctx.measure(runs, metric) if runs else None
+        self.label = ctx.label(runs, counted=metric == FAIL_RATE) if runs else ""
 
 
 class _Configs:

@@ -81,6 +81,7 @@ def _t_pdf(t: float, df: float) -> float:
     return math.exp(log_pdf)
 
 
+@functools.lru_cache(maxsize=4096)  # the search for the repeats that would decide asks the same df again
 def t_quantile(p: float, df: float) -> float:
     """Student t inverse CDF; ``df`` may be fractional, ``df=inf`` is the normal."""
     if not 0.0 < p < 1.0:

@@ -117,6 +117,27 @@ class Memo:
         return value
 
 
+def configs_again(memo: Memo, fingerprint: Callable[[tuple[str, str]], str]) -> list[str]:
+    """The configs whose runs this evaluation will read whole, as far as the stored pieces
+    tell: every config a piece read that also read a config whose runs changed since
+    (``fingerprint``: a config's now).  A piece that read one config alone is left out:
+    it may read only the runs added to it (:func:`_updated`)."""
+    now: dict[str, bool] = {}  # config -> its runs are as a piece read them
+
+    def same(config: str, fp: str) -> bool:
+        held = now.get(config + "\x1f" + fp)
+        if held is None:
+            held = now[config + "\x1f" + fp] = fingerprint(("c", config)) == fp
+        return held
+
+    out: dict[str, None] = {}
+    for reads, _ in memo.stored.values():
+        configs = [(what, fp) for kind, what, fp in reads if kind == "c"]
+        if len(reads) > 1 and not all(same(c, fp) for c, fp in configs):
+            out.update(dict.fromkeys(c for c, _ in configs))
+    return list(out)
+
+
 def _updated(ctx: "Context", kept: tuple[Reads, Any], codec: "Codec[T]",
              update: Callable[[T, list], Optional[T]]) -> Optional[tuple[Reads, Any]]:
     """A stored piece that read one config's runs, updated from the runs added since."""

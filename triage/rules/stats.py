@@ -284,7 +284,7 @@ def _side(m: Measure, tol_sd: float | None, z: float) -> _Side:
         return _Side(1, 0.0, _INF, "fixed")
     sigma, kind = (m.noise, "noise") if m.noise else (tol_sd, "tolerance") if tol_sd else (None, "none")
     if k >= 2:
-        s2 = statistics.variance(m.repeats)
+        s2 = _variance(m.repeats)
         if sigma is not None:
             spread = max(m.repeats) - min(m.repeats)
             if spread <= z * sigma * math.sqrt(2) + _EPS or s2 <= sigma**2:
@@ -292,6 +292,13 @@ def _side(m: Measure, tol_sd: float | None, z: float) -> _Side:
             return _Side(k, s2, k - 1, "t")  # they disagree beyond it: their own spread
         return _Side(k, s2, k - 1, "t") if s2 > 0 else _Side(k, 0.0, _INF, "none")
     return _Side(1, sigma**2, _INF, kind) if sigma is not None else _Side(1, 0.0, _INF, "none")
+
+
+@functools.lru_cache(maxsize=256)
+def _variance(repeats: tuple[float, ...]) -> float:
+    """The sample variance of repeats (exact: in fractions), once for each pool: a pool
+    of a config's runs, compared with each of the recipes that name it, is one tuple."""
+    return statistics.variance(repeats)
 
 
 def _sides(a: Measure, b: Measure, tolerance: Tolerance | None, z: float) -> tuple[_Side, _Side, bool]:
@@ -431,7 +438,10 @@ def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance |
     both = sa.kind != "fixed" and sb.kind != "fixed"
 
     def needed_k(target: float) -> str | None:
-        k = _search(2, lambda k: _band_at(sa, sb, borrowed, p, k) < target, 2)
+        # Every side with a variance has k runs: the band is q·√(Σvar / k) with q ≥ z, so no k
+        # below z²·Σvar / target² will do; the search starts there (its answer is the same).
+        start = _ceil(z * z * (sa.var + sb.var) / target**2) if target > 0 else 2
+        k = _search(max(2, start), lambda k: _band_at(sa, sb, borrowed, p, k) < target, 2)
         return None if k is None else f"≥ {k} repeats per side" if both else f"≥ {k} repeats"
 
     return _decide(delta, delta - band, delta + band, abs(delta) > band + _EPS, margin, method, noise, needed_k)

@@ -1,0 +1,82 @@
+"""The engine's runs from the knowledge base (``triage.kb.runsource.DbSource``): the
+runs of a set of (run id, config) pairs are exactly those runs, on SQLite and
+PostgreSQL, however many pairs and however many configs share a run id."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from tests.test_configruns import url  # noqa: F401  (the knowledge base on SQLite, then on PostgreSQL)
+
+
+def _records(n_ids: int, configs: list[str]) -> list[dict]:
+    """Matrix runs: most run ids have a run of several configs (as a nightly's jobs share one)."""
+    rnd = random.Random(7)
+    out = []
+    for i in range(n_ids):
+        run_id = f"m{i}" if i % 50 else f"m{i}/x"  # a few ids that hold a "/" themselves
+        for config in rnd.sample(configs, rnd.randint(1, len(configs))):
+            out.append({"investigation": "kimik26-disagg", "run_id": run_id, "config": config,
+                        "status": rnd.choice(["passed", "failed"]),
+                        "metrics": {"gsm8k": {"value": round(rnd.random(), 3), "n": 1319}}})
+    return out
+
+
+def test_the_runs_of_a_set_of_pairs_are_those_runs(cli, rules_dir, tmp_path, url) -> None:
+    from triage.kb import store
+    from triage.kb.investigations import run_records
+    from triage.kb.runsource import DbSource
+
+    configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
+    records = _records(1500, configs)
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("--db", url, "import", str(path)).code == 0
+    rnd = random.Random(3)
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        every = run_records(s, iid)
+        assert len(every) == len(records)
+        source = DbSource(s, iid)
+        for size in (0, 1, 40, 2500):  # 2,500: more pairs than one query asks for
+            chosen = rnd.sample(every, size)
+            pairs = [(r.run_id, r.config) for r in chosen]
+            pairs += [("m1", "no-such-config"), ("no-such-run", configs[0])] + pairs[:5]  # none, and twice
+            got = source.by_keys(pairs)
+            assert [r.key for r in got] == [r.key for r in sorted(chosen, key=lambda r: r.seq)]
+            # each run as the config's own read gives it (the same fields, the same order)
+            mine = {r.key: r for c in configs for r in source.config(c)}
+            assert all(r == mine[r.key] and r.seq == mine[r.key].seq for r in got)
+
+
+def test_configs_read_ahead_are_as_each_configs_own_read(cli, rules_dir, tmp_path, url) -> None:
+    from triage.kb import store
+    from triage.kb.runsource import DbSource
+
+    configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _records(300, configs)))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        ahead, alone = DbSource(s, iid), DbSource(s, iid)
+        ahead.config("c4")  # read already: left as it is
+        ahead.read_ahead(["x/y", "c3", "c4", "no-such-config", "kimik26-fp8-1k1k-1p1d"])
+        for config in configs + ["no-such-config"]:
+            got, want = ahead.config(config), alone.config(config)
+            assert got == want and [r.seq for r in got] == [r.seq for r in want], config
+        assert ahead.all() == alone.all()
+
+
+def test_the_configs_read_again_are_those_of_the_pieces_whose_runs_changed() -> None:
+    from triage.rules.memo import Memo, configs_again
+
+    now = {"a": "2", "b": "1", "c": "1", "d": "5"}
+    memo = Memo({
+        "p:1": ([["c", "a", "1"], ["c", "b", "1"]], None),  # a changed: a and b are read again
+        "p:2": ([["c", "c", "1"], ["c", "b", "1"]], None),  # neither changed
+        "f:d": ([["c", "d", "4"]], None),  # one config alone: it may read only what was added
+        "p:3": ([["v", "newest:c", "x"], ["c", "c", "1"]], None),  # nothing of its runs changed
+    })
+    assert configs_again(memo, lambda token: now[token[1]]) == ["a", "b"]
