@@ -9,7 +9,7 @@ import random
 import pytest
 
 from tests.conftest import EXAMPLE_RUNS
-from tests.support.postgres import database
+from tests.support.postgres import database, url  # noqa: F401  (a fixture)
 
 CONFIGS = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "kimik26-fp8-1k1k-1p1d-new"]
 
@@ -26,15 +26,6 @@ def _both(url: str) -> tuple[list, list]:
         fresh = [(config, first, n, top, newest, int(times or 0))
                  for config, first, n, top, newest, times in s.execute(configruns._grouped(s, iid)).all()]
     return kept, sorted(fresh, key=lambda row: row[1])
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'kb.sqlite'}"
-    else:
-        with database() as pg:
-            yield pg
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 
-from tests.test_configruns import url  # noqa: F401  (the knowledge base on SQLite, then on PostgreSQL)
+from tests.support.postgres import url  # noqa: F401  (the knowledge base on SQLite, then on PostgreSQL)
 
 
 def _records(n_ids: int, configs: list[str]) -> list[dict]:

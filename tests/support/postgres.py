@@ -44,3 +44,13 @@ def database():
         gc.collect()
         con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         con.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request, tmp_path):
+    """A knowledge base's URL: a SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'kb.sqlite'}"
+    else:
+        with database() as pg:
+            yield pg
