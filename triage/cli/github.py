@@ -109,6 +109,9 @@ def serve(
         "--open-dashboard", help="Show the dashboard without a token on a non-loopback --host (to anyone who can reach it).")] = False,
     grace: Annotated[float, typer.Option(
         "--grace", min=1, max=3600, help="Seconds from SIGTERM to exit: half for open requests, half for deliveries under way.")] = 30.0,
+    lease: Annotated[float, typer.Option(
+        "--lease", min=1, max=3600, help="Seconds a delivery this server works on stays its own without a heartbeat: "
+        "then another replica takes it.")] = 60.0,
 ) -> None:
     """Run the GitHub App: follow CI by webhook, keep the comments current, show a dashboard.
 
@@ -152,4 +155,4 @@ def serve(
     url, _ = _open(create=True)
     run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
                  auth=auth, max_attempts=max_attempts, bot_login=bot_login, open_dashboard=open_dashboard,
-                 grace=grace))
+                 grace=grace, lease=lease))

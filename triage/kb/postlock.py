@@ -113,11 +113,12 @@ def _held(value: str) -> bool:
     if not isinstance(until, (int, float)) or until <= time.time():
         return False
     if lease.get("host") == socket.gethostname() and isinstance(lease.get("pid"), int):
-        return _running(lease["pid"])
+        return process_running(lease["pid"])
     return True
 
 
-def _running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether the process ``pid`` of this host may be running."""
     if pid <= 0:
         return False
     if os.name == "nt":  # signal 0 would end the process there
