@@ -261,7 +261,7 @@ def test_a_post_is_left_to_a_delivery_on_its_way(fake_github, tmp_path, monkeypa
     (comment,) = fake_github.comments(REPO, PR)
     assert str(RUN) in comment["body"] and str(RUN + 1) in comment["body"]
     outcomes = {row.id: row.outcome for row in q.listing()}
-    assert outcomes["fast"].endswith("comment left to the next delivery")
+    assert outcomes["fast"].endswith("comment left to a delivery still to come")
     assert "2 run(s) recorded, comment created" in outcomes["slow"]
 
 
