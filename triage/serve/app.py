@@ -27,6 +27,7 @@ import ipaddress
 import json
 import logging
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -228,12 +229,14 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
                 log.error(json.dumps({"delivery": delivery.id, "outcome": "not settled", "error": type(e).__name__}))
                 await asyncio.sleep(settings.poll)
 
-    async def heartbeat() -> None:
-        """Renew the leases of the deliveries this replica holds, three times a lease."""
-        while True:
-            await asyncio.sleep(settings.lease / 3)
+    beating = threading.Event()
+
+    def heartbeat() -> None:
+        """Renew the leases of the deliveries this replica holds, three times a lease: in a
+        thread of its own, so that neither a busy event loop nor a full pool delays it."""
+        while not beating.wait(settings.lease / 3):
             try:
-                await run_in_threadpool(queue.renew)
+                queue.renew()
             except Exception as e:  # the database hiccupped: the next beat tries again
                 log.error(json.dumps({"outcome": "lease not renewed", "error": type(e).__name__}))
 
@@ -244,14 +247,15 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
         log.info(json.dumps({"outcome": "started", "replica": queue.replica, "workers": settings.workers,
                              "recovered": recovered, "queued": counts.get("queued", 0)}))
         tasks[:] = [asyncio.create_task(work(i)) for i in range(max(1, settings.workers))]
-        beat = asyncio.create_task(heartbeat())
+        beat = threading.Thread(target=heartbeat, name="triage-heartbeat", daemon=True)
+        beat.start()
         try:
             yield
         finally:
             stopping.set()
             wake.set()
             done, pending = await asyncio.wait(tasks, timeout=settings.grace / 2)
-            beat.cancel()
+            beating.set()
             for task in pending:
                 task.cancel()
             pool.shutdown(wait=False, cancel_futures=True)

@@ -86,6 +86,7 @@ class Queue:
         self.backoff_cap = backoff_cap
         self.lease = lease
         self.replica = replica or replica_id()
+        self._beat: Any = None  # the heartbeat's engine (PostgreSQL)
 
     def put(self, delivery_id: str, event: str, action: Optional[str], payload: Any,
             installation_id: Optional[int], subject: Optional[str] = None) -> str:
@@ -151,12 +152,20 @@ class Queue:
         return and_(d.id == delivery_id, d.state == "running", d.holder == self.replica)
 
     def renew(self) -> int:
-        """The heartbeat: extend the lease of every delivery this replica holds; how many."""
-        with store.session(self.url) as s:
-            until = utcnow() + timedelta(seconds=self.lease)
-            return s.execute(update(m.Delivery).where(m.Delivery.state == "running",
-                                                      m.Delivery.holder == self.replica)
-                             .values(lease_until=until)).rowcount
+        """The heartbeat: extend the lease of every delivery this replica holds; how many.
+        On PostgreSQL through a connection of its own, so that a beat never waits
+        behind the workers and the webhook for one of the pool's."""
+        stmt = (update(m.Delivery).where(m.Delivery.state == "running", m.Delivery.holder == self.replica)
+                .values(lease_until=utcnow() + timedelta(seconds=self.lease)))
+        if not self.url.startswith("postgresql"):  # SQLite: one server, nothing to take its work
+            with store.session(self.url) as s:
+                return s.execute(stmt).rowcount
+        if self._beat is None:
+            from sqlalchemy import create_engine
+
+            self._beat = create_engine(self.url, pool_size=1, max_overflow=0, pool_pre_ping=True)
+        with self._beat.begin() as conn:
+            return conn.execute(stmt).rowcount
 
     def posting(self, s: Any, delivery_id: str) -> None:
         """In the caller's transaction: the delivery's runs are recorded (no post is left to it)."""
