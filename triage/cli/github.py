@@ -132,6 +132,11 @@ def serve(
     the investigations, /pr/OWNER/NAME/N shows one (N.json: the JSON report),
     /deliveries the failed deliveries, /healthz says it is up.
 
+    Several servers (replicas) may share one PostgreSQL knowledge base
+    (TRIAGE_DB): each claims a delivery on a lease (--lease) that it renews
+    while it works, and another takes it when the lease runs out. A SQLite
+    knowledge base has one server.
+
     GitHub access: as a GitHub App with TRIAGE_APP_ID and TRIAGE_APP_PRIVATE_KEY
     (or TRIAGE_APP_PRIVATE_KEY_FILE), needing pip install 'triage[serve]'; else
     with GITHUB_TOKEN. Secrets and tokens are never logged.
