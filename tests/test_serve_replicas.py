@@ -129,6 +129,11 @@ def test_two_replicas_one_killed_every_delivery_once_one_comment_per_pr(fake_git
             settles = Counter(x["delivery"] for srv in (one, two) for x in srv.log_lines() if "attempt" in x)
             assert max(settles.values()) == 1 and set(settles) <= set(by_id)
             assert set(settles) >= set(by_id) - held  # (one it held may have been settled as it was killed)
+            # and in the fake GitHub: each delivery fetched its run's jobs once, one the killed replica held twice
+            fetched = Counter(c.path.split("/")[-2] for c in fake_github.calls("GET", f"/repos/{REPO}/actions/runs/*/jobs"))
+            per_run = Counter(str(rid) for _, _, rid in work)
+            assert all(per_run[r] <= fetched[r] for r in per_run) and set(fetched) == set(per_run)
+            assert sum(fetched.values()) <= len(work) + len(held)
             recorded = rows(url, "select run_id, count(*) from run group by run_id")
             expected = {str(rid) for _, _, rid in work}
             assert {r for r, _ in recorded} == expected and {n for _, n in recorded} == {2}
