@@ -14,7 +14,7 @@ RULES = ROOT / "rules"
 EXAMPLE_RUNS = ROOT / "examples" / "kimik26-disagg.runs.jsonl"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
-pytest_plugins = ["tests.fakegithub", "pytester"]
+pytest_plugins = ["tests.fakegithub", "tests.support.mermaid", "tests.support.serve", "pytester"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

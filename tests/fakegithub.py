@@ -26,6 +26,7 @@ Endpoints (all under ``fake.url``; every one but ``/_blob`` needs
 * ``POST /repos/{o}/{r}/issues/comments/{id}/reactions`` -- 201 with the reaction, 200 when
   the viewer added that one already, 422 for an unknown ``content``, 404 for no such comment;
   :meth:`FakeGitHub.reactions` lists a comment's.
+* Check runs (create, update, list for a commit): see :mod:`tests.fakechecks`.
 * ``POST /repos/{o}/{r}/actions/workflows/{workflow}/dispatches`` -- recorded in
   ``fake.dispatches``; ``fake.on_dispatch(repo, workflow, ref, inputs)`` may
   return a run it added (:meth:`FakeGitHub.add_workflow_run`): the dispatched
@@ -71,6 +72,8 @@ from typing import Any, Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+
+from tests.fakechecks import CheckRuns
 
 __all__ = ["FakeGitHub", "Injection", "RecordedRequest", "TOKENS_IN_USE", "fake_github", "fixtures_dir", "load_fixture"]
 
@@ -260,7 +263,7 @@ def _error(status: int, message: str, doc: str = "https://docs.github.com/rest")
 # The fake
 
 
-class FakeGitHub:
+class FakeGitHub(CheckRuns):
     def __init__(self, *, token: str = DEFAULT_TOKEN, prefix: str = "") -> None:
         self._token = ""
         self.token = token
@@ -306,6 +309,8 @@ class FakeGitHub:
         self._reaction_example = _example(
             "reactions.create-for-issue-comment",
             {"id": 1, "node_id": "", "user": _FALLBACK_USER, "content": "+1", "created_at": ""})
+        refusals = (load_fixture("checks.create") or {}).get("refusals") or {}
+        self._check_runs_init(_example("checks.create", None), (refusals.get("personal_token") or {}).get("body"))
         self._servers: list[ThreadingHTTPServer] = []
         self.base = ""
         self.blob_base = ""
@@ -651,6 +656,7 @@ class FakeGitHub:
             injection = next((i for i in self._injections if i.matches(method, path)), None)
             if injection is not None:
                 injection.used += 1
+        self._auth.value = headers.get("authorization", "")  # for the routes that ask who writes
         if injection is not None and injection.delay:
             time.sleep(injection.delay)
         if injection is not None and injection.passthrough:
@@ -727,6 +733,7 @@ class FakeGitHub:
             (rf"GET {repo}/collaborators/(?P<login>[^/]+)/permission", self._get_permission),
             (rf"POST {repo}/issues/comments/(?P<cid>\d+)/reactions", self._create_reaction),
             (rf"POST {repo}/actions/workflows/(?P<workflow>[^/]+)/dispatches", self._dispatch),
+            *self._check_routes(repo),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)", self._get_run),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/jobs", self._list_jobs),
             (rf"GET {repo}/actions/runs/(?P<run_id>\d+)/artifacts", self._list_artifacts),

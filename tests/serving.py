@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.fakegithub import fixtures_dir
 

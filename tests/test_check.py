@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tests.test_rulelang import HEAD
+from tests.support.rulelang import HEAD
 from triage.rules.loader import load_file
 
 

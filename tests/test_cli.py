@@ -332,7 +332,7 @@ def _post(tmp_path: Path, at) -> None:
 
 
 def test_report_since_last_post_names_new_runs_and_status_changes(cli, seeded, tmp_path: Path):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timezone
 
     r = cli("report", "--pr", "30433", "--since", "last-post")
     assert r.code == 2

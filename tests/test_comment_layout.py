@@ -102,7 +102,7 @@ def test_the_chart_pools_repeats_one_bar_per_config_and_bisect_point(cli, seeded
 
 
 def _model(runs, signatures=None):
-    from tests.test_engine import inv
+    from tests.support.engine import inv
     from triage.render.report import build
     from triage.rules.engine import evaluate
 
@@ -111,7 +111,7 @@ def _model(runs, signatures=None):
 
 
 def test_warnings_of_one_kind_that_say_the_same_are_one_line():
-    from tests.test_engine import run
+    from tests.support.engine import run
     from triage.render.report import to_markdown, to_text
     from triage.rules.engine import SignatureInfo
 
@@ -137,7 +137,7 @@ def test_warnings_of_one_kind_that_say_the_same_are_one_line():
 
 
 def test_one_warning_keeps_its_run_first():
-    from tests.test_engine import run
+    from tests.support.engine import run
 
     model = _model([run("7", "swap", status="crashed", note="oops"), run("9", "base", 0.878)])
     (w,) = [w for w in model["warnings"] if w["kind"] == "inconclusive-run"]
@@ -145,7 +145,7 @@ def test_one_warning_keeps_its_run_first():
 
 
 def test_repeats_pool_into_one_bar_with_their_range():
-    from tests.test_engine import run
+    from tests.support.engine import run
     from triage.render import pictures
 
     model = _model([run("1", "swap", 0.90), run("2", "swap", 0.94), run("3", "swap", 0.92), run("9", "base", 0.878),

@@ -11,7 +11,7 @@ import pytest
 
 from bench import bench_concurrency as bench
 from tests.conftest import EXAMPLE_RUNS, RULES
-from tests.test_postgres import _database
+from tests.support.postgres import database
 
 
 def _prepare(cli, db: str, *args: str) -> str:
@@ -27,7 +27,7 @@ def db(request, tmp_path, cli):
     if request.param == "sqlite":
         yield _prepare(cli, str(tmp_path / "kb.sqlite"))
         return
-    with _database() as url:
+    with database() as url:
         yield _prepare(cli, url)
 
 

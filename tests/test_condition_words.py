@@ -10,11 +10,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-import yaml
 
-from triage.rules.engine import Investigation, RunRec, evaluate
-from triage.rules.schema import Condition, RuleFile
+from triage.rules.engine import evaluate
+from triage.rules.schema import Condition
 from triage.rules.words import DECIDED_BY, PHRASES, phrase, targets
+from tests.support.words import inv, run
 
 # key: (the condition, its base phrase, what a run would show, what it compares with)
 WORDS = {
@@ -86,33 +86,6 @@ def test_a_condition_over_the_recipe_itself_does_not_name_it():
     c = Condition.model_validate({"config": "fix", "passes": "gate"})
     assert phrase(c, "fix").base == "pass the gate"
     assert phrase(c).base == "pass the gate (in fix)"
-
-
-HEAD = """
-schema_version: 1
-investigation:
-  id: t
-  repo: o/r
-  pr: 1
-  title: T
-  metric: acc
-  gate: 0.9
-  references:
-    good: {value: 0.95}
-    bad: {value: 0.8}
-    ref: {config: reference}
-    old: {run: "77"}
-"""
-
-
-def inv(body: str, runs=()) -> Investigation:
-    spec = RuleFile.model_validate(yaml.safe_load(textwrap.dedent(HEAD) + textwrap.dedent(body)))
-    return Investigation(spec.investigation, spec.hypotheses, spec.recipes, spec.rules, spec.evidence, spec.bisects,
-                         list(runs), {}, spec.exclusive)
-
-
-def run(run_id: str, config: str, acc, status: str = "passed") -> RunRec:
-    return RunRec(run_id, config, status, {"acc": (acc, None)} if acc is not None else {}, {})
 
 
 GATE = """

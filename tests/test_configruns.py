@@ -9,7 +9,7 @@ import random
 import pytest
 
 from tests.conftest import EXAMPLE_RUNS
-from tests.test_postgres import _database
+from tests.support.postgres import database
 
 CONFIGS = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "kimik26-fp8-1k1k-1p1d-new"]
 
@@ -33,7 +33,7 @@ def url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'kb.sqlite'}"
     else:
-        with _database() as pg:
+        with database() as pg:
             yield pg
 
 
@@ -87,7 +87,7 @@ def test_the_upgrade_works_out_the_numbers_of_investigations_written_before_the_
 
     from sqlalchemy import create_engine, text
 
-    with _database() if backend == "postgres" else contextlib.nullcontext(f"sqlite:///{tmp_path / 'kb.sqlite'}") as url:
+    with database() if backend == "postgres" else contextlib.nullcontext(f"sqlite:///{tmp_path / 'kb.sqlite'}") as url:
         assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
         engine = create_engine(url)
         with engine.begin() as c:  # back to 0007, as a knowledge base written before the table left it

@@ -4,34 +4,13 @@ painted (its bar colour in the screenshot, saved under the test's directory)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from pathlib import Path
 
-import pytest
 
 from tests.png import colour_count
 from tests.serving import Server
+from tests.support.browser import browse
 
 BAR = (0x4C, 0x78, 0xA8)  # the chart's bar colour
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    if os.environ.get("CI"):
-        pytest.fail("chromium is not installed (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install -y chromium)")
-
-
-def browse(url: str, where: Path, *extra: str) -> subprocess.CompletedProcess:
-    args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--hide-scrollbars", f"--user-data-dir={where / 'chromium-profile'}", "--window-size=1280,4000",
-            *extra, url]
-    return subprocess.run(args, capture_output=True, text=True, timeout=120)
 
 
 def test_chromium_reads_the_dashboard_and_sees_the_chart(seeded, fake_github, tmp_path):

@@ -159,10 +159,10 @@ def readonly_refusal(url: str, command: str) -> str:
 
 def test_an_older_read_only_knowledge_base_is_read_without_upgrading_it(cli, rules_dir, tmp_path):
     """Its private copy is upgraded, silently and with no backup: the file itself is not."""
-    from tests.test_migrations import _first_schema_sqlite
+    from tests.support.schema1 import first_schema_sqlite
 
     path = tmp_path / "old.sqlite"
-    _first_schema_sqlite(path)
+    first_schema_sqlite(path)
     before = _digest(path)
     tmp = Path(tempfile.gettempdir())
     baks = set(tmp.glob("triage-read-*"))

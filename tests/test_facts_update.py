@@ -18,7 +18,7 @@ from triage.rules.context import Context
 from triage.rules.facts import FACTS, config_facts, updated
 from triage.rules.keys import Keys, keys_text
 from triage.rules.source import ListSource
-from tests.test_incremental import INV, RUNS
+from tests.support.bundled import INV, RUNS
 
 CONFIG = "kimik26-fp8-1k1k-1p1d"
 BASE = [r for r in RUNS if r.config == CONFIG]

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from tests.generate import HUGE_PR, HUGE_REPO, huge_model
-from tests.test_mermaid import mermaid_parse  # noqa: F401 - a fixture
 from tests.gfm import check_comment
 from triage.render.fit import KEEP_RUNS, fit
 from triage.render.report import COMMENT_LIMIT, to_markdown

@@ -4,26 +4,17 @@ from __future__ import annotations
 
 import functools
 import json
-import sqlite3
-from pathlib import Path
 
 import pytest
 
 import triage.github
-
-REPO, PR, RUN = "sgl-project/sglang", 30433, 29600000000
-SHA = "0aac97600000000000000000000000000000beef"
+from tests.support.actions import PR, REPO, RUN, SHA, rows, stamped
 
 
 @pytest.fixture
 def gh(fake_github, seeded, monkeypatch):
     monkeypatch.setattr(triage.github, "GitHubClient", functools.partial(triage.github.GitHubClient, sleep=lambda s: None))
     return fake_github
-
-
-def stamped(*lines: str) -> str:
-    """A job log as GitHub serves it: a timestamp before every line."""
-    return "".join(f"2026-07-10T08:{i // 60:02d}:{i % 60:02d}.1234567Z {line}\n" for i, line in enumerate(lines))
 
 
 def nightly(gh, **kw) -> dict:
@@ -40,13 +31,6 @@ def nightly(gh, **kw) -> dict:
         ],
         **kw,
     )
-
-
-def rows(tmp_path: Path, run_id: str = str(RUN)) -> dict[str, dict]:
-    con = sqlite3.connect(tmp_path / "kb.sqlite")
-    con.row_factory = sqlite3.Row
-    got = con.execute("select * from run where run_id = ? order by config", (run_id,)).fetchall()
-    return {r["config"]: dict(r) for r in got}
 
 
 def test_one_run_per_job(cli, gh, tmp_path):

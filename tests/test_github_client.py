@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 import triage
-from tests.fakegithub import FakeGitHub, fake_github  # noqa: F401
+from tests.fakegithub import FakeGitHub
 from triage.errors import InputError, RuntimeFailure
 from triage.github.client import (
     GitHubAuthError,

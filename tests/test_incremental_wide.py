@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench import wide
-from tests.test_incremental import edited_alike
+from tests.support.bundled import edited_alike
 from triage.rules.engine import Investigation, SignatureInfo, evaluate
 from triage.rules.loader import load_rules
 from triage.rules.testing import _runrecs

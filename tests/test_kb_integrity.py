@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import EXAMPLE_RUNS
-from tests.test_postgres import _database
+from tests.support.postgres import database
 
 NOCUDAGRAPH = ("--run-id", "28907609511", "--config", "kimik26-fp8-1k1k-1p1d-nocudagraph")
 
@@ -21,7 +21,7 @@ def db(request, tmp_path):
     if request.param == "sqlite":
         yield str(tmp_path / "kb.sqlite")
         return
-    with _database() as url:
+    with database() as url:
         yield url
 
 

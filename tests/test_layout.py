@@ -113,3 +113,19 @@ def test_files_and_functions_stay_within_their_sizes():
     assert long_functions - KNOWN_LONG_FUNCTIONS == set(), f"a function over {FUNCTION_LINES} lines"
     assert (KNOWN_LONG_FILES - long_files, KNOWN_LONG_FUNCTIONS - long_functions) == (set(), set()), \
         "within its size now: take it off the list"
+
+
+def test_test_modules_do_not_import_each_other():
+    """What several test modules share lives in tests/support/ (or conftest.py), not in a test module."""
+    tests = PACKAGE.parent / "tests"
+    found = sorted((path.relative_to(tests).as_posix(), module)
+                   for path in tests.rglob("*.py") for module in _imports_of_tests(ast.parse(path.read_text("utf-8")))
+                   if module.split(".")[1].startswith("test_"))
+    assert found == []
+
+
+def _imports_of_tests(tree: ast.Module) -> set[str]:
+    return {name for node in ast.walk(tree)
+            for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0
+                         else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if name.startswith("tests.")}

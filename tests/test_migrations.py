@@ -8,37 +8,13 @@ import os
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from tests.conftest import ROOT
-from tests.test_postgres import _database
-
-SCHEMA1 = Path(__file__).resolve().parent / "kb"
-
-
-def _first_schema_sqlite(path: Path, *, meta_row: bool = True) -> None:
-    """A knowledge base file as the first schema made it, with one investigation and one run."""
-    sql = (SCHEMA1 / "schema1.sqlite.sql").read_text()
-    if not meta_row:
-        sql = sql.replace("INSERT INTO meta", "-- INSERT INTO meta")
-    con = sqlite3.connect(path)
-    con.executescript(sql)
-    con.executescript(_SEED)
-    con.commit()
-    con.close()
-
-
-_SEED = """
-INSERT INTO investigation (id, repo, pr, title, metric, direction, gate, source, spec)
-VALUES ('kimik26-disagg', 'sgl-project/sglang', 30433, 't', 'gsm8k', 'higher', NULL, '', '{}');
-INSERT INTO signature (id, kind, source, spec) VALUES ('old-sig', 'infra', 'gone.yaml', '{"id": "old-sig"}');
-INSERT INTO run (investigation_id, run_id, config, status, metrics, provenance, excluded, created_at, updated_at)
-VALUES ('kimik26-disagg', '1001', 'kimik26-fp8-1k1k-1p1d', 'failed', '{"gsm8k": {"value": 0.879, "n": 1319}}',
-        '{"image": "v1"}', 0, '2026-06-20 10:00:00.000000', '2026-06-21 10:00:00.000000');
-"""
+from tests.support.postgres import database
+from tests.support.schema1 import SCHEMA1, SEED, first_schema_sqlite
 
 
 def _version(url: str) -> str:
@@ -66,7 +42,7 @@ def test_a_first_schema_file_is_upgraded_with_a_backup(cli, rules_dir, tmp_path)
     from triage.kb.migrate import head
 
     path = tmp_path / "kb.sqlite"
-    _first_schema_sqlite(path)
+    first_schema_sqlite(path)
     r = cli("db", "status")
     assert r.code == 0, r.err
     assert r.out.strip() == (f"schema version 1, this triage writes {head()}: `triage db upgrade` upgrades it "
@@ -89,7 +65,7 @@ def test_a_first_schema_file_is_upgraded_with_a_backup(cli, rules_dir, tmp_path)
 def test_db_upgrade_says_what_it_did(cli, tmp_path):
     from triage.kb.migrate import head
 
-    _first_schema_sqlite(tmp_path / "kb.sqlite")
+    first_schema_sqlite(tmp_path / "kb.sqlite")
     r = cli("db", "upgrade")
     assert r.code == 0, r.err
     assert r.out.startswith(f"upgraded the knowledge base sqlite:///{tmp_path / 'kb.sqlite'} from schema version 1 "
@@ -99,7 +75,7 @@ def test_db_upgrade_says_what_it_did(cli, tmp_path):
 
 def test_upgraded_schema_is_the_schema_a_new_knowledge_base_gets(cli, tmp_path):
     """A model change without its migration fails here."""
-    _first_schema_sqlite(tmp_path / "old.sqlite")
+    first_schema_sqlite(tmp_path / "old.sqlite")
     assert cli("--db", str(tmp_path / "old.sqlite"), "db", "upgrade").code == 0
     assert cli("--db", str(tmp_path / "new.sqlite"), "db", "upgrade").code == 0
     assert _shape(f"sqlite:///{tmp_path / 'old.sqlite'}") == _shape(f"sqlite:///{tmp_path / 'new.sqlite'}")
@@ -109,11 +85,11 @@ def test_upgraded_schema_is_the_schema_a_new_knowledge_base_gets(cli, tmp_path):
 def test_a_first_schema_postgres_database_is_upgraded(cli, rules_dir):
     from triage.kb.migrate import head
 
-    with _database() as old, _database() as new:
+    with database() as old, database() as new:
         engine = create_engine(old)
         with engine.begin() as c:
             c.exec_driver_sql((SCHEMA1 / "schema1.postgresql.sql").read_text())
-            c.exec_driver_sql(_SEED.replace("'{}')", "'{}'::json)").replace(", 0, '2026", ", false, '2026"))
+            c.exec_driver_sql(SEED.replace("'{}')", "'{}'::json)").replace(", 0, '2026", ", false, '2026"))
         engine.dispose()
         r = cli("--db", old, "export", "--pr", "30433")
         assert r.code == 0, r.err
@@ -127,7 +103,7 @@ def test_a_first_schema_postgres_database_is_upgraded(cli, rules_dir):
 def test_no_version_is_refused_with_what_to_do(cli, tmp_path):
     """Reproduction: no meta row and a missing column was stamped 1 and failed later."""
     path = tmp_path / "kb.sqlite"
-    _first_schema_sqlite(path, meta_row=False)
+    first_schema_sqlite(path, meta_row=False)
     con = sqlite3.connect(path)
     con.execute("ALTER TABLE run DROP COLUMN note")
     con.commit()
@@ -151,7 +127,7 @@ def test_an_unknown_version_is_refused(cli, tmp_path, value, message):
     from triage.kb.migrate import head
 
     path = tmp_path / "kb.sqlite"
-    _first_schema_sqlite(path)
+    first_schema_sqlite(path)
     con = sqlite3.connect(path)
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (value,))
     con.commit()
@@ -167,7 +143,7 @@ def test_a_failed_upgrade_leaves_the_knowledge_base_as_it_was(cli, tmp_path, mon
     from triage.kb import migrate
 
     path = tmp_path / "kb.sqlite"
-    _first_schema_sqlite(path)
+    first_schema_sqlite(path)
     before = _shape(f"sqlite:///{path}")
 
     def broken(conn, version):
@@ -223,7 +199,7 @@ def test_the_losing_upgrade_of_two_says_so_and_keeps_one_copy(cli, tmp_path, mon
     from triage.kb import migrate
 
     path = tmp_path / "kb.sqlite"
-    _first_schema_sqlite(path)
+    first_schema_sqlite(path)
     copy = migrate.backup_sqlite
 
     def copy_then_lose(engine, version):

@@ -237,10 +237,10 @@ def test_an_import_file_with_the_older_error_reads_it_as_infra(cli, rules_dir, t
 def test_the_migration_reads_error_as_infra_and_keeps_the_rest(cli, rules_dir, tmp_path):
     import sqlite3
 
-    from tests.test_migrations import _first_schema_sqlite
+    from tests.support.schema1 import first_schema_sqlite
 
     path = tmp_path / "kb.sqlite"
-    _first_schema_sqlite(path)
+    first_schema_sqlite(path)
     con = sqlite3.connect(path)
     con.execute("UPDATE run SET status = 'error', note = 'job timed out'")
     con.commit()
@@ -265,7 +265,7 @@ def github(fake_github, seeded, monkeypatch):
 
 
 def test_github_conclusions_and_signatures_give_the_outcome(cli, github, tmp_path):
-    from tests.test_from_github import PR, REPO, RUN, SHA, rows, stamped
+    from tests.support.actions import PR, REPO, RUN, SHA, rows, stamped
 
     github.add_workflow_run(REPO, RUN, head_sha=SHA, head_branch="b", name="Nightly", jobs=[
         {"name": "hung", "conclusion": "timed_out", "log": stamped("[gsm8k] accuracy=0.611", "waiting...")},

@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLE_RUNS
-from tests.test_incremental import INV as BUNDLED
-from tests.test_incremental import RUNS, _apply, _seen, _stored, edit
+from tests.support.bundled import INV as BUNDLED
+from tests.support.bundled import RUNS, apply_edit, edit, outcome_of, through_storage
 from triage.rules.context import Context
 from triage.rules.engine import ahead_units, evaluate, work_ahead
 from triage.rules.memo import Memo
@@ -47,7 +47,7 @@ def _ahead(inv, names: list[str]) -> tuple[str, dict]:
     memo = Memo()
     work_ahead(inv, memo, names)
     worked = set(memo.worked)
-    memo = _stored(memo)
+    memo = through_storage(memo)
     return memo.key, {n: p for n, p in memo.stored.items() if n in worked}
 
 
@@ -84,7 +84,7 @@ def test_pieces_worked_ahead_in_two_parts_equal_a_whole_evaluation(rnd, edits: l
     before = replace(INV, runs=list(RUNS))
     runs = list(RUNS)
     for step, e in enumerate(edits):
-        runs = _apply(runs, e, step)
+        runs = apply_edit(runs, e, step)
     after = replace(INV, runs=runs)
     units = _units(before)
     helper = [n for n, reads in units if reads or n == "b" or rnd.random() < 0.5]
@@ -95,7 +95,7 @@ def test_pieces_worked_ahead_in_two_parts_equal_a_whole_evaluation(rnd, edits: l
         memo.adopt(key, pieces)
     got = evaluate(after, memo)
     whole = Memo()
-    assert _seen(got) == _seen(evaluate(after, whole))
+    assert outcome_of(got) == outcome_of(evaluate(after, whole))
     assert memo.pieces == whole.pieces
     # (in another order: a piece taken in does not ask again for the pieces inside it)
     assert sorted(memo.worked) == sorted(whole.worked)
@@ -284,9 +284,9 @@ def test_a_helper_that_fails_costs_time_not_the_evaluation(rules_dir, tmp_path, 
 @needs_fork
 @pytest.mark.postgres
 def test_two_processes_on_postgresql(rules_dir, tmp_path) -> None:
-    from tests.test_postgres import _database
+    from tests.support.postgres import database
 
-    with _database() as alone_url, _database() as helped_url:
+    with database() as alone_url, database() as helped_url:
         _import(alone_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
         # (SQLite only: alongside the writes)
         helped = _import(helped_url, rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "WAIT_FOR_HELPER": "1"})

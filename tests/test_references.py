@@ -7,8 +7,9 @@ import textwrap
 import yaml
 
 from triage.rules.context import Context
-from triage.rules.engine import Investigation, RunRec, evaluate
+from triage.rules.engine import RunRec, evaluate
 from triage.rules.schema import RuleFile
+from tests.support.references import inv
 
 NIGHTLY = """
 schema_version: 1
@@ -35,13 +36,6 @@ bisects:
     points: [n0601, n0603, n0605, n0608]
     good_when: {recovers: true}
 """
-
-
-def inv(text: str, runs=()) -> Investigation:
-    spec = RuleFile.model_validate(yaml.safe_load(textwrap.dedent(text)))
-    return Investigation(spec=spec.investigation, hypotheses=spec.hypotheses, recipes=spec.recipes,
-                         rules=spec.rules, evidence=spec.evidence, bisects=spec.bisects, runs=list(runs),
-                         signatures={})
 
 
 def run(run_id: str, value: float, config: str = "nightly", time: str | None = None, **prov) -> RunRec:

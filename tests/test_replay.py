@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 
 from tests.conftest import EXAMPLE_RUNS, RULES
-from tests.test_engine import inv, run
-from tests.test_suggest import PARENT as SUGGEST_PARENT
+from tests.support.engine import PARENT as SUGGEST_PARENT
+from tests.support.engine import inv, run
 from triage.rules.engine import Investigation, SignatureInfo
 from triage.rules.replay import replay
-
-START = ["nightly-current", "28873810961"]  # the two failing scheduled nightlies of the base config
-FIRST_BAD = "v0.5.14-rocm720-mi35x-20260626"
+from tests.support.replay import FIRST_BAD, START
 
 
 def bundled() -> Investigation:

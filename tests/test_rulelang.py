@@ -9,20 +9,7 @@ import yaml
 
 from triage.rules.engine import Investigation, RunRec, evaluate
 from triage.rules.schema import RuleFile
-
-HEAD = """
-schema_version: 1
-investigation:
-  id: t
-  repo: o/r
-  pr: 1
-  title: T
-  metric: acc
-  gate: 0.5
-  references:
-    bad: {value: 0.1, n: 100}
-    good: {value: 0.8, n: 100}
-"""
+from tests.support.rulelang import HEAD
 
 
 def inv(body: str, runs=()) -> Investigation:

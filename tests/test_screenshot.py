@@ -13,13 +13,12 @@ from __future__ import annotations
 import html
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 
 from tests.gfm import gfm
+from tests.support.browser import chromium
 
 OUTPUT = Path(os.environ.get("TRIAGE_TEST_OUTPUT") or Path(__file__).resolve().parent / "output")
 WIDTH = 1012  # GitHub's comment column on a laptop screen
@@ -61,16 +60,6 @@ window.addEventListener("load", () => {
 });
 </script>
 """
-
-
-def chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        reason = "chromium is not installed"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI needs the screenshot check")
-        pytest.skip(reason)
-    return exe
 
 
 def page(body: str) -> str:

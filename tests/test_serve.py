@@ -7,59 +7,15 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
-import pytest
-import yaml
 
-from tests.serving import SECRET, Server, fixture_bytes, query, signed, with_run
+from tests.serving import fixture_bytes, signed, with_run
+from tests.support.serve import PR, REPO, RUN, WITH_PR, add_run, runs, write_rules
 
-REPO, PR, RUN = "octo-org/octo-repo", 2, 289782451  # what the fixture payloads name
-WITH_PR = "workflow_run.completed.with-pull-requests.json"
 NO_PR = "workflow_run.completed.json"
 MARKER = "<!-- triage:investigation=octo-drop -->"
-
-
-def write_rules(where: Path, **match) -> None:
-    rules = where / "rules"
-    rules.mkdir(exist_ok=True)
-    inv = {"id": "octo-drop", "repo": REPO, "pr": PR, "title": "Octo <script>alert(1)</script> accuracy drop",
-           "metric": "accuracy", "gate": 0.9, "match": {"workflow": "test*", "config_from": r"\((.+)\)", **match}}
-    (rules / "octo.yaml").write_text(yaml.safe_dump({
-        "schema_version": 1, "investigation": inv,
-        "hypotheses": [{"id": "flaky", "title": "A flaky leg"}, {"id": "gpu-b", "title": "Leg <b>B</b> is broken"}],
-    }))
-
-
-def add_run(fake, run_id: int, a: float = 0.85, b: float = 0.95) -> None:
-    fake.add_workflow_run(REPO, run_id, name="test", head_branch="master", jobs=[
-        {"name": "test (gpu-a)", "conclusion": "failure", "log": f"step 1\nAccuracy: {a}\n"},
-        {"name": "test (gpu-b)", "conclusion": "success", "log": f"Accuracy: {b}\n"},
-        {"name": "lint", "conclusion": "success", "log": "ok\n"},
-    ])
-
-
-def runs(where: Path) -> list[tuple]:
-    return query(where, "select run_id, config, status from run order by run_id, config")
-
-
-@pytest.fixture
-def server(fake_github, tmp_path):
-    write_rules(tmp_path)
-    started: list[Server] = []
-
-    def start(*args: str, **kw) -> Server:
-        s = Server(tmp_path, fake_github, *args, **kw).start()
-        started.append(s)
-        return s
-
-    yield start
-    for s in started:
-        s.stop()
-        assert SECRET not in s.log() and fake_github.token not in s.log()
 
 
 def test_signatures_size_and_json_are_checked_before_anything_is_stored(server, fake_github, tmp_path):

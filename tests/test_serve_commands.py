@@ -217,7 +217,7 @@ def test_run_is_refused_where_autopilot_is_not_enabled(bot, fake_github):
 
 
 def test_run_dispatches_within_the_autopilot_budget(cli, fake_github, rules_dir, tmp_path):
-    from tests.test_autopilot import Oracle, autopilot_rules, import_start
+    from tests.support.replay import Oracle, autopilot_rules, import_start
 
     autopilot_rules(rules_dir)
     import_start(cli, tmp_path)

@@ -11,14 +11,14 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from tests.test_postgres import _database
-from tests.test_serve import write_rules
+from tests.support.postgres import database
+from tests.support.serve import write_rules
 from triage.kb import models as m
 from triage.kb import store
 from triage.serve import handoff
 from triage.serve.queue import Queue
 
-IID, SUBJECT = "octo-drop", "octo-org/octo-repo#2"  # what tests.test_serve's rule file follows
+IID, SUBJECT = "octo-drop", "octo-org/octo-repo#2"  # what tests.support.serve's rule file follows
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -29,7 +29,7 @@ def url(request, tmp_path, cli, monkeypatch):
         assert cli("import", os.devnull).code == 0  # the rule file loaded
         yield store.resolve_url(None)
         return
-    with _database() as pg:
+    with database() as pg:
         assert cli("--db", pg, "import", os.devnull).code == 0
         yield pg
 

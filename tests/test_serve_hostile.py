@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.serving import SECRET, Server, fixture_bytes, query, signed, with_run
-from tests.test_serve import WITH_PR, add_run, write_rules
+from tests.support.serve import WITH_PR, add_run, write_rules
 
 SLOW = ("{% for r in runs %}{% for a in range(99999) %}{% for b in range(99999) %}"
         "{% endfor %}{% endfor %}{% endfor %}")

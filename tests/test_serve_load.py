@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from tests.serving import fixture_bytes, with_run
-from tests.test_serve import PR, REPO, RUN, WITH_PR, add_run, runs, server  # noqa: F401  (the fixture)
+from tests.support.serve import PR, REPO, RUN, WITH_PR, add_run, runs
 
 N = 200
 DISTINCT = 25  # runs: each delivered 8 times under different delivery ids (re-runs, job events)

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.serving import Server, fixture_bytes, with_run
-from tests.test_postgres import _database
-from tests.test_serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
+from tests.support.postgres import database
+from tests.support.serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
 
 pytestmark = pytest.mark.postgres
 
@@ -33,7 +33,7 @@ def test_the_server_keeps_its_queue_and_runs_in_postgresql(fake_github, tmp_path
     write_rules(tmp_path)
     add_run(fake_github, RUN)
     add_run(fake_github, RUN + 1)
-    with _database() as url:
+    with database() as url:
         srv = Server(tmp_path, fake_github, "--workers", "2", env={"TRIAGE_DB": url}).start()
         try:
             body = fixture_bytes(WITH_PR)

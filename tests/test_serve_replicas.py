@@ -16,8 +16,8 @@ import yaml
 from sqlalchemy import create_engine, text
 
 from tests.serving import Server, fixture_bytes
-from tests.test_postgres import _database
-from tests.test_serve import REPO, WITH_PR
+from tests.support.postgres import database
+from tests.support.serve import REPO, WITH_PR
 
 pytestmark = pytest.mark.postgres
 
@@ -80,7 +80,7 @@ def test_two_replicas_one_killed_every_delivery_once_one_comment_per_pr(fake_git
                 {"name": "test (gpu-b)", "conclusion": "success", "log": "Accuracy: 0.95\n"}])
     template = json.loads(fixture_bytes(WITH_PR))
     work = deliveries()
-    with _database() as url:
+    with database() as url:
         env = {"TRIAGE_DB": url, "TRIAGE_RULES": str(tmp_path / "rules")}
         started = []
         for name in ("one", "two"):

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import update
 
 from tests.serving import fixture_bytes
-from tests.test_postgres import _database
+from tests.support.postgres import database
 from triage.errors import InputError
 from triage.kb import models as m
 from triage.kb import store
@@ -76,7 +76,7 @@ def db_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'kb.sqlite'}"
         return
-    with _database() as url:
+    with database() as url:
         yield url
 
 
@@ -185,7 +185,7 @@ def test_recover_takes_back_at_once_only_what_dead_processes_of_this_host_held(d
 
 def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_github, tmp_path, monkeypatch, cli):
     """The hook for `triage autopilot`: run_for(client, db_url, investigation_id) -> str | None."""
-    from tests.test_serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
+    from tests.support.serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
     from triage.serve import worker
     from triage.serve.auth import TokenCredentials
     from triage.usecases.post import post_report
@@ -214,7 +214,7 @@ def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_githu
 def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
     """A processor whose fetches of run RUN wait until ``go`` is set (a delivery on its way)."""
     from tests.serving import with_run
-    from tests.test_serve import RUN, WITH_PR, add_run, write_rules
+    from tests.support.serve import RUN, WITH_PR, add_run, write_rules
     from triage.ingest import fromgithub
     from triage.serve import worker
     from triage.serve.auth import TokenCredentials
@@ -248,7 +248,7 @@ def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
 def test_a_post_is_left_to_a_delivery_on_its_way(fake_github, tmp_path, monkeypatch, cli):
     """While one delivery for an investigation fetches its jobs, another that records runs
     leaves the comment to it: one post shows both."""
-    from tests.test_serve import PR, REPO, RUN
+    from tests.support.serve import PR, REPO, RUN
 
     processor, q, fetching, go, _ = _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch)
     slow = threading.Thread(target=lambda: processor.handle(q.claim()))
@@ -266,7 +266,7 @@ def test_a_post_is_left_to_a_delivery_on_its_way(fake_github, tmp_path, monkeypa
 
 
 def test_a_delivery_that_fails_on_its_way_makes_the_post_left_to_it(fake_github, tmp_path, monkeypatch, cli):
-    from tests.test_serve import PR, REPO, RUN
+    from tests.support.serve import PR, REPO, RUN
 
     processor, q, fetching, go, fail = _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch)
     fail.append(True)

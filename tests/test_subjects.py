@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.test_references import inv
+from tests.support.references import inv
 from triage.rules.engine import RunRec, evaluate
 from triage.rules.memo import Memo
 

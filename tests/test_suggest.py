@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from tests.test_engine import BASE, BISECT, RANKING, inv, run
+from tests.support.engine import BISECT, PARENT, RANKING, inv, run
 from triage.rules.engine import SignatureInfo, evaluate
 from triage.rules.suggest import Outcome, rank
 
 
 # --------------------------------------------------------------------------
 # The repros of the issue
-
-PARENT = BASE.split("hypotheses:")[0] + """
-hypotheses:
-  - {id: h, title: H}
-recipes:
-  - id: child
-    base: parent
-    predicts: {h: unchanged}
-    run: ci -f configs={ids}
-"""
 
 
 def test_a_missing_base_run_is_asked_for_and_the_recipe_waits_for_it():
@@ -54,7 +44,7 @@ rules:
 
 
 def test_a_bisect_is_not_done_while_its_ends_are_untested():
-    from tests.test_engine import bisect_of, img
+    from tests.support.engine import bisect_of, img
 
     _, b = bisect_of([img("1", "d2", 0.941), img("2", "d3", 0.879)])
     assert (b.last_good, b.first_bad) == ("d2", "d3")

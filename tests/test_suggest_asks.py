@@ -13,7 +13,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.test_condition_words import inv, run
+from tests.support.words import inv, run
 from triage.rules.engine import evaluate
 from triage.rules.schema import Condition
 from triage.rules.words import targets

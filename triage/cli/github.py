@@ -34,6 +34,9 @@ def post(
     offline: Annotated[bool, typer.Option("--offline", help="A --dry-run that asks GitHub nothing (no token, no listing): the comment it would create.")] = False,
     templates: TEMPLATES_OPT = None,
     format: FORMAT_OPT = "text",
+    check_run: Annotated[Optional[bool], typer.Option(
+        "--check-run/--no-check-run",
+        help="Set the 'triage' check run on the PR's head commit too [default: as a GitHub App only].")] = None,
 ) -> None:
     """Create or update the one sticky comment on the PR.
 
@@ -55,29 +58,64 @@ def post(
     the investigation's (--repo only picks among investigations).
 
     The token comes from GITHUB_TOKEN or GH_TOKEN (it is never printed), the API
-    from GITHUB_API_URL (default https://api.github.com). Rate limits and
+    from GITHUB_API_URL (default https://api.github.com). With TRIAGE_APP_ID
+    and TRIAGE_APP_PRIVATE_KEY (or TRIAGE_APP_PRIVATE_KEY_FILE) it posts as the
+    GitHub App, with the installation's token, and sets the 'triage' check run
+    on the PR's head commit: the verdict, the comment's first screen, and a link
+    to the dashboard's page when TRIAGE_DASHBOARD_URL is set. A token that may
+    not write check runs skips it with one line; the comment stands. Rate limits and
     server errors are retried with backoff, within bounds, and a retry never
     posts a second comment. Posts of one investigation take turns (a lock in
     the knowledge base), and a post that raced past it deletes its own
     duplicate: one comment, however many run at once.
     """
     from triage.github import GitHubClient
+    from triage.github.checks import validate_dashboard_url
     from triage.github.comments import validate_login
 
     _check_format(format, "text", "json")
     if bot_login is not None:
         validate_login(bot_login)
-    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
-        if not (dry_run or offline) and not client.has_token:
-            raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
-        result, body, inv = _post_report(client, pr, repo, bot_login=bot_login, dry_run=dry_run or offline,
-                                         offline=offline, templates=templates)
+    dashboard = validate_dashboard_url(os.environ.get("TRIAGE_DASHBOARD_URL"))
+    app = bool((os.environ.get("TRIAGE_APP_ID") or "").strip()) and not offline
+    options = dict(dry_run=dry_run or offline, offline=offline, templates=templates,
+                   check_run=app if check_run is None else check_run, dashboard=dashboard)
+    if app:
+        result, body, inv = _post_as_app(pr, repo, bot_login=bot_login, **options)
+    else:
+        with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+            if not (dry_run or offline) and not client.has_token:
+                raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
+            result, body, inv = _post_report(client, pr, repo, bot_login=bot_login, **options)
+    _say_posted(result, body, inv, format)
+
+
+def _post_as_app(pr: int, repo: Optional[str], **options: Any) -> tuple:
+    """:func:`_post_report` with the installation token of the investigation's repository."""
+    from triage.serve.auth import from_environment
+    from triage.usecases.post import repo_of
+
+    url, _ = _open(writes=not options.get("dry_run"))
+    creds = from_environment()
+    client = creds.client(None, repo_of(url, pr, repo))  # owned by creds: not closed here
+    options["bot_login"] = options.get("bot_login") or creds.bot_login
+    return _post_report(client, pr, repo, **options)
+
+
+def _say_posted(result: Any, body: str, inv: dict, format: str) -> None:
+    check = result.check
     if format == "json":
         _json_out({"action": result.action, "url": result.url, "repo": inv["repo"], "pr": inv["pr"],
-                   "request": result.request, "body": body if result.request is not None else None})
+                   "request": result.request, "body": body if result.request is not None else None,
+                   **({"check_run": {"action": check.action, "url": check.url, "request": check.request,
+                                     "reason": check.reason}} if check is not None else {})})
         return
     where = result.url or f"a new comment on {inv['repo']}#{inv['pr']}"
     typer.echo(f"{result.action} {where}")
+    if check is not None and check.reason is None:  # a reason went to stderr already
+        typer.echo(check.line())
+        if check.request is not None:
+            typer.echo(check.request)
     if result.request is not None:
         typer.echo(result.request)
         typer.echo("")
@@ -139,11 +177,14 @@ def serve(
 
     GitHub access: as a GitHub App with TRIAGE_APP_ID and TRIAGE_APP_PRIVATE_KEY
     (or TRIAGE_APP_PRIVATE_KEY_FILE), needing pip install 'triage[serve]'; else
-    with GITHUB_TOKEN. Secrets and tokens are never logged.
+    with GITHUB_TOKEN. Secrets and tokens are never logged. As an App it also
+    sets the 'triage' check run on the PR's head commit, linked to the
+    dashboard's page at TRIAGE_DASHBOARD_URL (its public address) when set.
     """
 
     import gc
 
+    from triage.github.checks import validate_dashboard_url
     from triage.github.comments import validate_login
     from triage.serve.app import Settings, check_settings, run
 
@@ -154,10 +195,11 @@ def serve(
     if secret is None and not insecure_no_signature:
         raise InputError("set TRIAGE_WEBHOOK_SECRET to the webhook's secret "
                          "(or, on a loopback address only, pass --insecure-no-signature)")
+    dashboard = validate_dashboard_url(os.environ.get("TRIAGE_DASHBOARD_URL"))
     settings_check = Settings(db_url="", secret=secret.encode() if secret else None, host=host, auth=auth,
                               open_dashboard=open_dashboard)
     check_settings(settings_check)  # before the knowledge base is opened
     url, _ = _open(create=True)
     run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
                  auth=auth, max_attempts=max_attempts, bot_login=bot_login, open_dashboard=open_dashboard,
-                 grace=grace, lease=lease))
+                 grace=grace, lease=lease, dashboard_url=dashboard))

@@ -53,6 +53,7 @@ class PostResult:
     url: str | None  # html_url of the comment
     comment_id: int | None
     request: str | None  # for dry-run: "PATCH /repos/o/r/issues/comments/123 (body: 4,210 characters)"
+    check: Any = None  # the check run set with it (triage.github.checks.CheckResult), if asked for
 
 
 def validate_repo(repo: str) -> str:

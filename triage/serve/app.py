@@ -73,6 +73,7 @@ class Settings:
     lease: float = 60.0  # how long a claimed delivery stays this replica's without a heartbeat
     bot_login: Optional[str] = None
     open_dashboard: bool = False  # no token though not on loopback: said on purpose
+    dashboard_url: Optional[str] = None  # where people reach the dashboard: the check run links there
 
 
 def is_loopback(host: str) -> bool:
@@ -96,7 +97,9 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
 
         from triage.usecases.post import post_report
 
-        post = partial(post_report, settings.db_url)
+        # As an App, the check run is set with the comment (a plain token may not write one).
+        post = partial(post_report, settings.db_url, check_run=getattr(credentials, "kind", "") == "app",
+                       dashboard=settings.dashboard_url)
     queue = Queue(settings.db_url, max_attempts=settings.max_attempts, backoff=settings.backoff, lease=settings.lease)
     processor = Processor(settings.db_url, queue, credentials, post, locks=Locks(), bot_login=settings.bot_login)
     intake = Intake(settings.secret, settings.max_body)
@@ -162,7 +165,7 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
 
     async def index(request: Request) -> Response:
         rows = await run_in_threadpool(dashboard.overview, settings.db_url)
-        return HTMLResponse(dashboard.render("index.html.j2", rows=rows))
+        return html_page(request, dashboard.render("index.html.j2", rows=rows))
 
     async def investigation(request: Request) -> Response:
         p = request.path_params
@@ -180,7 +183,8 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
             from triage.render.report import to_json
 
             return Response(to_json(model), media_type="application/json")
-        return HTMLResponse(dashboard.render("page.html.j2", model=model, history=history, colour=colour, why=why))
+        return html_page(request, dashboard.render("page.html.j2", model=model, history=history, colour=colour,
+                                                   why=why))
 
     async def deliveries(request: Request) -> Response:
         counts = await run_in_threadpool(queue.counts)
@@ -266,6 +270,7 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
     routes = [
         Route("/webhook", receive, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/live.js", live_script, methods=["GET"]),
         Route("/", guarded(index), methods=["GET"]),
         Route("/deliveries", guarded(deliveries), methods=["GET"]),
         Route("/deliveries.json", guarded(deliveries), methods=["GET"]),
@@ -284,11 +289,31 @@ async def failed(request: Request, e: Exception) -> Response:
     return PlainTextResponse(f"Error: {e}\n", status_code=500)
 
 
+def html_page(request: Request, text: str) -> Response:
+    """A dashboard page with its ETag; 304 when the asker has it already (the
+    pages poll themselves: an unchanged page costs no body)."""
+    import hashlib
+
+    tag = '"' + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32] + '"'
+    headers = {"ETag": tag, "Cache-Control": "no-cache"}
+    if tag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
+        return Response(status_code=304, headers=headers)
+    return HTMLResponse(text, headers=headers)
+
+
+async def live_script(request: Request) -> Response:
+    """The pages' one script (``templates/dashboard/live.js``): it keeps them current without a reload."""
+    return Response(dashboard.render("live.js"), media_type="text/javascript",
+                    headers={"Cache-Control": "max-age=300"})
+
+
 class SecurityHeaders:
     """Every answer: no framing, no sniffing, no referrer; the pages load
-    nothing from anywhere (inline styles and SVG only, no scripts)."""
+    nothing from anywhere else (inline styles and SVG, one script of their own,
+    ``/live.js``, which may only ask this server for the page again)."""
 
     HEADERS = [(b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                b"script-src 'self'; connect-src 'self'; "
                 b"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
                (b"x-frame-options", b"DENY"), (b"x-content-type-options", b"nosniff"),
                (b"referrer-policy", b"no-referrer")]

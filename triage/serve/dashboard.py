@@ -13,13 +13,14 @@ written to is evaluated in memory.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Optional
 
 from triage.errors import InputError
 from triage.kb import store
 
-__all__ = ["overview", "investigation_page", "render", "chart_svg", "mark"]
+__all__ = ["overview", "investigation_page", "render", "chart_svg", "mark", "newest", "strip", "when"]
 
 CHART_WIDTH, LABEL_WIDTH, BAR_HEIGHT = 760, 300, 22
 LABEL_CHARS = 42  # longer run labels are cut (the bar's tooltip has all of it)
@@ -29,6 +30,7 @@ LABEL_CHARS = 42  # longer run labels are cut (the bar's tooltip has all of it)
 def _env() -> Any:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+    from triage.render.commands import wrap
     from triage.render.env import template_dirs
 
     env = Environment(loader=FileSystemLoader(template_dirs()), undefined=StrictUndefined,
@@ -36,6 +38,7 @@ def _env() -> Any:
                       trim_blocks=True, lstrip_blocks=True)
     env.globals.update(chart_svg=chart_svg)
     env.filters["web_url"] = web_url
+    env.filters["shell"] = wrap  # a long command one option a line, as the comment shows it
     return env
 
 
@@ -83,9 +86,39 @@ def latest(model: dict, base: Optional[str] = None) -> Optional[dict]:
     return newest(rows)
 
 
+def when(value: Any) -> Optional[datetime]:
+    """A time as an aware UTC datetime (one without a zone is read as UTC); None when it is none."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
 def newest(runs: list[dict]) -> Optional[dict]:
-    """The run with the latest time (runs without one count as oldest)."""
-    return max(runs, key=lambda r: str(r["time"] or "")) if runs else None
+    """The run with the latest time, and of those the last recorded (the view lists
+    runs as recorded within a time); runs without a time count as oldest."""
+    if not runs:
+        return None
+    return max(enumerate(runs), key=lambda ir: (when(ir[1]["time"]) or _NEVER, ir[0]))[1]
+
+
+#: The order of a status strip: what is decided first, what is out last.
+STRIP_ORDER = ("confirmed", "conflicting", "inconclusive", "open", "ruled_out")
+
+
+def strip(model: dict) -> list[dict]:
+    """One cell per hypothesis, by status (as :data:`STRIP_ORDER`): the index's status strip."""
+    rank = {k: i for i, k in enumerate(STRIP_ORDER)}
+    cells = [{"id": h["id"], "title": h["title"], "status": h["status"], "word": h.get("status_word", h["status"])}
+             for h in model["hypotheses"]]
+    return sorted(cells, key=lambda c: rank.get(c["status"], len(rank)))
 
 
 def mark(model: dict, base: Optional[str] = None) -> tuple[str, str]:
@@ -115,7 +148,7 @@ def _bisect_state(model: dict) -> str:
 
 
 def overview(url: str) -> list[dict]:
-    """One row per investigation, for ``/``."""
+    """One row per investigation, for ``/``: the latest activity (a run, a post) first."""
     rows = []
     with store.read_session(url) as s:
         for inv in store.list_investigations(s):
@@ -123,9 +156,12 @@ def overview(url: str) -> list[dict]:
             post = store.last_post(s, inv.id)
             colour, why = mark(model, inv.spec.get("base"))
             last_run = newest(model["runs"])
+            times = [t for t in (when(last_run["time"]) if last_run else None, when(post.at) if post else None) if t]
             rows.append({"inv": model["investigation"], "counts": model["counts"], "mark": colour, "why": why,
-                         "bisect": _bisect_state(model), "last_run": last_run,
+                         "bisect": _bisect_state(model), "last_run": last_run, "strip": strip(model),
+                         "activity": max(times) if times else None,
                          "posted": post.url if post else None, "verdict": model["verdict"]})
+    rows.sort(key=lambda r: r["activity"] or _NEVER, reverse=True)  # stable: equals stay as listed
     return rows
 
 
