@@ -1,4 +1,4 @@
-# triage serve, for a team: see compose.yaml and the README's "Deploying".
+# triage serve, for a team: see compose.yaml and the README's "Run the bot for a team".
 FROM python:3.12-slim
 
 WORKDIR /build

@@ -125,13 +125,16 @@ def test_a_second_server_that_cannot_bind_leaves_the_queue_alone(fake_github, tm
     write_rules(tmp_path)
     first = Server(tmp_path, fake_github).start()
     try:
+        import socket
         import sqlite3
 
         con = sqlite3.connect(tmp_path / "kb.sqlite")
         with con:
-            con.execute("insert into delivery (id, event, action, state, attempts, payload, received_at, next_at) "
-                        "values ('in-flight', 'workflow_run', 'completed', 'running', 1, '{}', "
-                        "'2026-01-01 00:00:00.000000', '2026-01-01 00:00:00.000000')")
+            # held by a live process of this host (this one), on a lease that has not run out
+            con.execute("insert into delivery (id, event, action, state, attempts, payload, received_at, next_at, "
+                        "holder, lease_until, posting) values ('in-flight', 'workflow_run', 'completed', 'running', "
+                        "1, '{}', '2026-01-01 00:00:00.000000', '2026-01-01 00:00:00.000000', ?, "
+                        "'2999-01-01 00:00:00.000000', 0)", (f"{socket.gethostname()}:{os.getpid()}:tests",))
         con.close()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TRIAGE_", "GH_", "GITHUB_"))}
         env.update(GITHUB_API_URL=fake_github.url, GITHUB_TOKEN=fake_github.token, TRIAGE_WEBHOOK_SECRET=SECRET)

@@ -53,11 +53,10 @@ def test_200_concurrent_deliveries_are_each_recorded_once_and_healthz_answers(se
     assert len(runs(tmp_path)) == 2 * DISTINCT  # two configs per run, none lost
     (comment,) = fake_github.comments(REPO, PR)  # one comment, and the last post shows every run
     assert all(str(RUN + i) in comment["body"] for i in range(DISTINCT))
-    # a burst for one PR is posted in fewer edits than deliveries (coalescing): a delivery leaves its post to
-    # one on its way (fetching) or waiting for the lock. How many depends on timing, and the fake GitHub answers
-    # at once, so deliveries overlap less than with GitHub: about 70 edits of 200 here (100-115 when only a
-    # delivery waiting for the lock took the post over; 63-67 before writers took turns, #14)
-    assert len(fake_github.calls("PATCH")) < N // 2
+    # a burst for one PR coalesces: a delivery leaves its post to one of the same PR still to come (queued,
+    # or running and not yet through), so the last one posts what all recorded (triage.serve.handoff)
+    edits = len(fake_github.calls("PATCH"))
+    assert edits <= 5, edits
     assert len(health) > 10 and all(code == 200 for code, _ in health)
     assert max(took for _, took in health) < 2.0
     per_delivery = [x for x in srv.log_lines() if "attempt" in x]

@@ -10,6 +10,7 @@ from datetime import timedelta
 from functools import partial
 
 import pytest
+from sqlalchemy import update
 
 from tests.serving import fixture_bytes
 from tests.support.postgres import database
@@ -79,7 +80,14 @@ def db_url(request, tmp_path):
         yield url
 
 
-def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
+def _expire(url: str, holder: str) -> None:
+    """The leases of ``holder`` run out (as when its replica was killed and did not renew them)."""
+    with store.session(url) as s:
+        s.execute(update(m.Delivery).where(m.Delivery.holder == holder)
+                  .values(lease_until=store.now() - timedelta(seconds=1)))
+
+
+def test_queue_stores_once_claims_once_retries_and_gives_up(db_url):
     q = Queue(db_url, max_attempts=2, backoff=60)
     assert q.put("d1", "workflow_run", "completed", {"a": 1}, 7) == "queued"
     assert q.put("d1", "workflow_run", "completed", {"a": 2}, 7) == "duplicate"  # a redelivery
@@ -101,24 +109,78 @@ def test_queue_stores_once_claims_once_retries_and_recovers(db_url):
     assert sorted(claimed) == sorted(f"d{i}" for i in range(1, 41))  # each exactly once
     assert q.counts() == {"running": 40}
 
-    q.finish("d1", "done", "ok")
+    assert q.finish("d1", "done", "ok")
     assert q.retry("d2", 1, "HTTP 502") == "queued"
     assert q.claim() is None  # its retry is a minute away
     due = q.next_due()
     assert due is not None and timedelta(seconds=55) < due - q.listing("queued")[0].received_at
     assert q.retry("d3", 2, "HTTP 502 again") == "failed"
     assert [d.id for d in q.listing("failed")] == ["d3"] and q.listing("failed")[0].outcome == "HTTP 502 again"
-    assert q.recover() == 37  # what a killed server held goes back to the queue
-    assert q.counts() == {"done": 1, "queued": 38, "failed": 1}
-    first = q.claim()
-    assert first is not None and first.payload == {"n": 4} and first.attempts == 2
+    assert q.recover() == 0  # what this live process holds stays its own
     with store.session(db_url) as s:
         assert s.get(m.Delivery, "d1").payload == {}  # settled: only its outcome is kept
         assert s.get(m.Delivery, "d3").payload == {"n": 3}
+        assert (s.get(m.Delivery, "d1").holder, s.get(m.Delivery, "d2").lease_until) == (None, None)
     assert q.put("d1", "workflow_run", "completed", {"a": 3}, 7) == "duplicate"
     assert q.put("d3", "workflow_run", "completed", {"n": 3}, None) == "requeued"  # failed: redelivered by hand
-    assert q.counts() == {"done": 1, "queued": 38, "running": 1}
+    assert q.counts() == {"done": 1, "queued": 2, "running": 37}
     assert [d.attempts for d in q.listing("queued") if d.id == "d3"] == [0]
+
+
+def test_a_lease_holds_while_renewed_and_runs_out_for_another_replica(db_url):
+    one, two = Queue(db_url, lease=60), Queue(db_url, lease=60)
+    assert one.replica != two.replica
+    for i in range(3):
+        one.put(f"d{i}", "workflow_run", "completed", {"n": i}, None, "o/r#1")
+    held = [one.claim().id for _ in range(3)]
+    assert two.claim() is None  # a live replica's work is not taken
+    before = {d.id: d.lease_until for d in one.listing("running")}
+    assert one.renew() == 3 and two.renew() == 0  # the heartbeat: only its own
+    assert all(d.lease_until >= before[d.id] for d in one.listing("running"))
+
+    _expire(db_url, one.replica)  # `one` was killed: its leases run out
+    taken = two.claim()
+    assert taken is not None and taken.id == held[0] and taken.holder == two.replica and taken.attempts == 2
+    assert taken.payload == {"n": 0}
+    assert not one.finish(held[0], "done", "late")  # it lost the lease: the new holder's work stands
+    assert one.retry(held[0], 1, "late") == "lost"
+    assert two.finish(held[0], "done", "ok")
+    assert {d.id: (d.state, d.outcome) for d in one.listing()}[held[0]] == ("done", "ok")
+    assert one.finish(held[1], "done", "ok")  # not yet taken by another: still its own
+
+
+def test_a_delivery_whose_leases_keep_running_out_is_given_up(db_url):
+    q = Queue(db_url, max_attempts=2, lease=60)
+    q.put("poison", "workflow_run", "completed", {}, None)
+    for attempt in (1, 2):
+        assert q.claim().attempts == attempt
+        _expire(db_url, q.replica)
+    assert q.claim() is None
+    (row,) = q.listing()
+    assert row.state == "failed" and "leases ran out" in row.outcome
+
+
+def test_recover_takes_back_at_once_only_what_dead_processes_of_this_host_held(db_url):
+    import socket
+    import subprocess
+    import sys
+
+    q = Queue(db_url)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    holders = {"dead": f"{host}:{int(gone.stdout)}:a1", "alive": f"{host}:{os.getpid()}:b2",
+               "elsewhere": "another-host:1:c3", "old": None}
+    for did, holder in holders.items():
+        q.put(did, "workflow_run", "completed", {}, None)
+        with store.session(db_url) as s:
+            s.execute(update(m.Delivery).where(m.Delivery.id == did)
+                      .values(state="running", holder=holder,
+                              lease_until=store.now() + timedelta(seconds=60) if holder else None))
+    assert q.recover() == 1
+    assert {d.id: d.state for d in q.listing()} == {"dead": "queued", "alive": "running", "elsewhere": "running",
+                                                     "old": "running"}
+    # a server of an older version left "old" running without a lease: it is due now
+    assert sorted(q.claim().id for _ in range(2)) == ["dead", "old"] and q.claim() is None
 
 
 def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_github, tmp_path, monkeypatch, cli):
@@ -199,7 +261,7 @@ def test_a_post_is_left_to_a_delivery_on_its_way(fake_github, tmp_path, monkeypa
     (comment,) = fake_github.comments(REPO, PR)
     assert str(RUN) in comment["body"] and str(RUN + 1) in comment["body"]
     outcomes = {row.id: row.outcome for row in q.listing()}
-    assert outcomes["fast"].endswith("comment left to the next delivery")
+    assert outcomes["fast"].endswith("comment left to a delivery still to come")
     assert "2 run(s) recorded, comment created" in outcomes["slow"]
 
 

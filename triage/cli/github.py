@@ -147,6 +147,9 @@ def serve(
         "--open-dashboard", help="Show the dashboard without a token on a non-loopback --host (to anyone who can reach it).")] = False,
     grace: Annotated[float, typer.Option(
         "--grace", min=1, max=3600, help="Seconds from SIGTERM to exit: half for open requests, half for deliveries under way.")] = 30.0,
+    lease: Annotated[float, typer.Option(
+        "--lease", min=1, max=3600, help="Seconds a delivery this server works on stays its own without a heartbeat: "
+        "then another replica takes it.")] = 60.0,
 ) -> None:
     """Run the GitHub App: follow CI by webhook, keep the comments current, show a dashboard.
 
@@ -166,6 +169,11 @@ def serve(
     refresh, help) is acted on for users with write access. GET / lists
     the investigations, /pr/OWNER/NAME/N shows one (N.json: the JSON report),
     /deliveries the failed deliveries, /healthz says it is up.
+
+    Several servers (replicas) may share one PostgreSQL knowledge base
+    (TRIAGE_DB): each claims a delivery on a lease (--lease) that it renews
+    while it works, and another takes it when the lease runs out. A SQLite
+    knowledge base has one server.
 
     GitHub access: as a GitHub App with TRIAGE_APP_ID and TRIAGE_APP_PRIVATE_KEY
     (or TRIAGE_APP_PRIVATE_KEY_FILE), needing pip install 'triage[serve]'; else
@@ -194,4 +202,4 @@ def serve(
     url, _ = _open(create=True)
     run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
                  auth=auth, max_attempts=max_attempts, bot_login=bot_login, open_dashboard=open_dashboard,
-                 grace=grace, dashboard_url=dashboard))
+                 grace=grace, lease=lease, dashboard_url=dashboard))

@@ -72,11 +72,27 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
         # What other investigations' reports read of this one ("Seen elsewhere") changed.
         import uuid
 
-        meta, version = m.Meta.__table__, uuid.uuid4().hex
-        if s.execute(update(meta).where(meta.c.key == EVIDENCE_VERSION).values(value=version)).rowcount == 0:
-            s.execute(insert(meta).values(key=EVIDENCE_VERSION, value=version))
+        _put_meta(s, EVIDENCE_VERSION, uuid.uuid4().hex)
     s.flush()
     return changed
+
+
+def _put_meta(s: Session, key: str, value: str) -> None:
+    """Set a ``meta`` row in one statement where the database has one (``INSERT ... ON
+    CONFLICT DO UPDATE``): two evaluations in two processes never both insert it."""
+    from sqlalchemy import insert, update
+
+    meta = m.Meta.__table__
+    dialect = s.get_bind().dialect.name
+    if dialect in ("postgresql", "sqlite"):
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as upsert
+        else:
+            from sqlalchemy.dialects.sqlite import insert as upsert
+        stmt = upsert(meta).values(key=key, value=value)
+        s.execute(stmt.on_conflict_do_update(index_elements=[meta.c.key], set_={"value": stmt.excluded.value}))
+    elif s.execute(update(meta).where(meta.c.key == key).values(value=value)).rowcount == 0:
+        s.execute(insert(meta).values(key=key, value=value))
 
 
 #: A Meta key that changes with every evaluation that changed stored evidence or statuses.

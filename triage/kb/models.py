@@ -10,7 +10,7 @@ never deleted, so the history of a hypothesis's status stays visible.
 from datetime import datetime
 from typing import Any, Optional
 
-from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 
@@ -276,9 +276,17 @@ class Delivery(_Table, table=True):
     and changes nothing.  ``state`` is ``queued`` (waiting, or waiting for its
     retry at ``next_at``), ``running``, ``done``, ``ignored`` (nothing to do)
     or ``failed`` (retries exhausted; listed at ``/deliveries``).
+
+    A ``running`` delivery is leased: ``holder`` (the server replica working
+    on it) holds it until ``lease_until``, renewed while it works; a lease that
+    ran out is taken again.  ``subject`` is the PR it is about
+    (``owner/name#N``, lower case) or only its repository when the payload
+    names no one PR; ``posting``: its runs are recorded, so no other delivery
+    leaves the comment to it.
     """
 
-    __table_args__ = (Index("ix_delivery_state_next", "state", "next_at"),)
+    __table_args__ = (Index("ix_delivery_state_next", "state", "next_at"),
+                      Index("ix_delivery_subject_state", "subject", "state"))
 
     id: str = Field(primary_key=True)
     event: str
@@ -291,6 +299,10 @@ class Delivery(_Table, table=True):
     received_at: datetime
     finished_at: Optional[datetime] = None
     outcome: Optional[str] = None  # what the last attempt did, or why it failed
+    holder: Optional[str] = None
+    lease_until: Optional[datetime] = None
+    subject: Optional[str] = None
+    posting: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class Snapshot(_Table, table=True):

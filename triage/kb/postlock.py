@@ -18,6 +18,12 @@ investigation should wait for that.
   (:data:`LEASE_SECONDS`) or when its holder was a process of this host that
   is no longer running (killed mid-post).
 
+:func:`post_turn` is the same lock under another name, for a server that
+holds it around the whole of a post, evaluation included: with several
+replicas, a post evaluated before another's must not edit the comment after
+it.  It is a lock of its own, so ``triage post`` inside it takes
+:func:`post_lock` without waiting for itself.
+
 A post that raced past the lock anyway (through another knowledge base, or
 after a lease expired under a very slow GitHub) is caught by the comment's own
 duplicate check (:mod:`triage.github.comments`).
@@ -45,6 +51,9 @@ LEASE_SECONDS = 600.0
 #: CRC-32).  Two-key locks never meet the one-key locks of :mod:`triage.kb.migrate`.
 PG_POST_CLASS = 0x74726970
 
+#: The first key of :func:`post_turn`'s advisory lock.
+PG_TURN_CLASS = 0x74726974
+
 #: Waiting for a lease: the first pause, and the longest.
 _FIRST_WAIT, _LONGEST_WAIT = 0.01, 0.2
 
@@ -52,38 +61,55 @@ _FIRST_WAIT, _LONGEST_WAIT = 0.01, 0.2
 @contextmanager
 def post_lock(url: str, iid: str) -> Iterator[None]:
     """Hold the post lock of investigation ``iid`` in the knowledge base ``url``."""
+    with _lock(url, iid, PG_POST_CLASS, "post-lease"):
+        yield
+
+
+@contextmanager
+def post_turn(url: str, iid: str) -> Iterator[None]:
+    """Hold investigation ``iid``'s turn to post, from its evaluation to its comment."""
+    with _lock(url, iid, PG_TURN_CLASS, "post-turn"):
+        yield
+
+
+def pg_key(name: str) -> int:
+    """A name as the second key of a PostgreSQL advisory lock (a signed 32-bit CRC)."""
+    key = zlib.crc32(name.encode("utf-8"))
+    return key - 2**32 if key >= 2**31 else key
+
+
+@contextmanager
+def _lock(url: str, iid: str, pg_class: int, prefix: str) -> Iterator[None]:
     engine = store.get_engine(url)
     if engine.dialect.name == "postgresql":
         from sqlalchemy import text
 
-        key = zlib.crc32(iid.encode("utf-8"))
         with engine.connect() as conn, conn.begin():
-            conn.execute(text("SELECT pg_advisory_xact_lock(:c, :k)"),
-                         {"c": PG_POST_CLASS, "k": key - 2**32 if key >= 2**31 else key})
+            conn.execute(text("SELECT pg_advisory_xact_lock(:c, :k)"), {"c": pg_class, "k": pg_key(iid)})
             yield
         return
-    token = _take_lease(url, iid)
+    token = _take_lease(url, iid, prefix)
     try:
         yield
     finally:
-        _give_back(url, iid, token)
+        _give_back(url, iid, token, prefix)
 
 
-def lease_key(iid: str) -> str:
-    return f"post-lease:{iid}"
+def lease_key(iid: str, prefix: str = "post-lease") -> str:
+    return f"{prefix}:{iid}"
 
 
-def _take_lease(url: str, iid: str) -> str:
+def _take_lease(url: str, iid: str, prefix: str) -> str:
     token = uuid.uuid4().hex
     wait = _FIRST_WAIT
     while True:
         with store.session(url) as s:  # BEGIN IMMEDIATE: one taker at a time
-            row = s.get(m.Meta, lease_key(iid))
+            row = s.get(m.Meta, lease_key(iid, prefix))
             if row is None or not _held(row.value):
                 value = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "token": token,
                                     "until": time.time() + LEASE_SECONDS})
                 if row is None:
-                    s.add(m.Meta(key=lease_key(iid), value=value))
+                    s.add(m.Meta(key=lease_key(iid, prefix), value=value))
                 else:
                     row.value = value
                 return token
@@ -91,9 +117,9 @@ def _take_lease(url: str, iid: str) -> str:
         wait = min(wait * 2, _LONGEST_WAIT)
 
 
-def _give_back(url: str, iid: str, token: str) -> None:
+def _give_back(url: str, iid: str, token: str, prefix: str) -> None:
     with store.session(url) as s:
-        row = s.get(m.Meta, lease_key(iid))
+        row = s.get(m.Meta, lease_key(iid, prefix))
         if row is not None and _holder(row.value).get("token") == token:
             s.delete(row)
 
@@ -113,11 +139,12 @@ def _held(value: str) -> bool:
     if not isinstance(until, (int, float)) or until <= time.time():
         return False
     if lease.get("host") == socket.gethostname() and isinstance(lease.get("pid"), int):
-        return _running(lease["pid"])
+        return process_running(lease["pid"])
     return True
 
 
-def _running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether the process ``pid`` of this host may be running."""
     if pid <= 0:
         return False
     if os.name == "nt":  # signal 0 would end the process there

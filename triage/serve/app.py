@@ -14,8 +14,9 @@ Routes:
 * ``GET /healthz``: 200 while the workers run (answered from memory).
 
 The workers (``--workers N`` threads) take deliveries from the queue in the
-knowledge base; at shutdown each finishes the delivery it holds and the rest
-stay queued for the next start.
+knowledge base, each on a lease that a heartbeat renews (``--lease``); at
+shutdown each finishes the delivery it holds and the rest stay queued, for
+another replica or the next start.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import ipaddress
 import json
 import logging
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -68,6 +70,7 @@ class Settings:
     backoff: float = 2.0
     poll: float = 0.5
     grace: float = 30.0
+    lease: float = 60.0  # how long a claimed delivery stays this replica's without a heartbeat
     bot_login: Optional[str] = None
     open_dashboard: bool = False  # no token though not on loopback: said on purpose
     dashboard_url: Optional[str] = None  # where people reach the dashboard: the check run links there
@@ -97,7 +100,7 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
         # As an App, the check run is set with the comment (a plain token may not write one).
         post = partial(post_report, settings.db_url, check_run=getattr(credentials, "kind", "") == "app",
                        dashboard=settings.dashboard_url)
-    queue = Queue(settings.db_url, max_attempts=settings.max_attempts, backoff=settings.backoff)
+    queue = Queue(settings.db_url, max_attempts=settings.max_attempts, backoff=settings.backoff, lease=settings.lease)
     processor = Processor(settings.db_url, queue, credentials, post, locks=Locks(), bot_login=settings.bot_login)
     intake = Intake(settings.secret, settings.max_body)
     wake = asyncio.Event()
@@ -135,7 +138,8 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
         installation = payload.get("installation")
         installation_id = installation.get("id") if isinstance(installation, dict) else None
         stored = await run_in_threadpool(queue.put, delivery, event, action, payload,
-                                         installation_id if isinstance(installation_id, int) else None)
+                                         installation_id if isinstance(installation_id, int) else None,
+                                         webhook.subject(event, payload))
         if stored == "duplicate":
             return answer(200, "duplicate", action)
         wake.set()
@@ -225,23 +229,37 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
             steps[number] = time.monotonic()
             try:
                 await loop.run_in_executor(pool, processor.handle, delivery)
-            except Exception as e:  # it could not even be settled: it stays running until the next start
+            except Exception as e:  # it could not even be settled: it stays running until its lease runs out
                 log.error(json.dumps({"delivery": delivery.id, "outcome": "not settled", "error": type(e).__name__}))
                 await asyncio.sleep(settings.poll)
+
+    beating = threading.Event()
+
+    def heartbeat() -> None:
+        """Renew the leases of the deliveries this replica holds, three times a lease: in a
+        thread of its own, so that neither a busy event loop nor a full pool delays it."""
+        while not beating.wait(settings.lease / 3):
+            try:
+                queue.renew()
+            except Exception as e:  # the database hiccupped: the next beat tries again
+                log.error(json.dumps({"outcome": "lease not renewed", "error": type(e).__name__}))
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
         recovered = await run_in_threadpool(queue.recover)
         counts = await run_in_threadpool(queue.counts)
-        log.info(json.dumps({"outcome": "started", "workers": settings.workers, "recovered": recovered,
-                             "queued": counts.get("queued", 0)}))
+        log.info(json.dumps({"outcome": "started", "replica": queue.replica, "workers": settings.workers,
+                             "recovered": recovered, "queued": counts.get("queued", 0)}))
         tasks[:] = [asyncio.create_task(work(i)) for i in range(max(1, settings.workers))]
+        beat = threading.Thread(target=heartbeat, name="triage-heartbeat", daemon=True)
+        beat.start()
         try:
             yield
         finally:
             stopping.set()
             wake.set()
             done, pending = await asyncio.wait(tasks, timeout=settings.grace / 2)
+            beating.set()
             for task in pending:
                 task.cancel()
             pool.shutdown(wait=False, cancel_futures=True)

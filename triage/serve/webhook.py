@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from triage.errors import InputError
 
-__all__ = ["RunEvent", "signature_ok", "wanted", "run_event", "comment_event", "matches", "of_repo",
+__all__ = ["RunEvent", "signature_ok", "wanted", "run_event", "comment_event", "subject", "matches", "of_repo",
            "investigations_for"]
 
 WORK_EVENTS = ("workflow_run", "workflow_job")
@@ -50,6 +50,27 @@ def wanted(event: str, payload: Any) -> bool:
         body = comment.get("body") if isinstance(comment, dict) else None
         return payload.get("action") == "created" and isinstance(body, str) and "/triage" in body
     return event in WORK_EVENTS and payload.get("action") == "completed"
+
+
+def subject(event: str, payload: Any) -> Optional[str]:
+    """What a wanted delivery is about, as the queue keeps it: ``owner/name#N`` (lower
+    case) when the payload names one PR -- a comment's, or the one PR of a run --
+    else its repository (a job, a run of no PR or of several); None without one."""
+    repo = payload.get("repository") if isinstance(payload, dict) else None
+    name = repo.get("full_name") if isinstance(repo, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    number: Any = None
+    if event == "issue_comment":
+        issue = payload.get("issue")
+        number = issue.get("number") if isinstance(issue, dict) else None
+    elif event == "workflow_run" and isinstance(payload.get("workflow_run"), dict):
+        prs = payload["workflow_run"].get("pull_requests") or []
+        numbers = {p.get("number") for p in prs if isinstance(p, dict)} if isinstance(prs, list) else set()
+        number = numbers.pop() if len(numbers) == 1 else None
+    if isinstance(number, int) and not isinstance(number, bool):
+        return f"{name.lower()}#{number}"
+    return name.lower()
 
 
 def comment_event(payload: dict) -> Any:

@@ -6,17 +6,20 @@ For each investigation the run feeds (:func:`~triage.serve.webhook.investigation
    ``--from-github`` path) -- a ``workflow_job`` delivery takes its one job,
    so a long matrix updates as its legs finish;
 2. under the investigation's lock (one writer per PR in this process) they
-   are recorded (extractors and signatures read each log), then the
-   investigation is evaluated and the sticky comment created or updated
-   (``post``, the same function as ``triage post``; an unchanged body is not
-   written again).  When another delivery for the same investigation is on
-   its way (fetching its jobs) or waiting for the lock, the post is left to
-   it: its comment shows these runs too, so a burst of deliveries makes a
-   few posts, not one each.  A delivery that then records nothing (a job of
-   another config, a failure) makes the post left to it, if no other is on
-   its way;
-3. when ``triage.github.autopilot`` exists, its ``run_for(client, db_url,
+   are recorded (extractors and signatures read each log), and its post is
+   marked due in the same transaction;
+3. the delivery hands off (:mod:`triage.serve.handoff`): each due post that
+   no later delivery of the same PR, on any replica, will make is made now --
+   evaluated and the sticky comment created or updated (``post``, the same
+   function as ``triage post``; an unchanged body is not written again), in
+   the investigation's turn across replicas
+   (:func:`~triage.kb.postlock.post_turn`).  A burst of deliveries makes a
+   few posts, not one each, and the last shows every run;
+4. when ``triage.github.autopilot`` exists, its ``run_for(client, db_url,
    investigation_id)`` runs after each post, under the same lock.
+
+A delivery that fails hands off too, once settled: a post left to it is
+made, if no other delivery of the PR is to come.
 
 A new comment with ``/triage`` commands (``issue_comment``) is acted on by
 :func:`triage.usecases.commands.take` under the lock of the investigation of
@@ -42,7 +45,9 @@ from typing import Any, Callable, Iterator, Optional
 from triage.errors import InputError, TriageError
 from triage.ingest import fromgithub
 from triage.kb import store
+from triage.kb.postlock import post_turn
 
+from . import handoff
 from .queue import Queue
 from .webhook import RunEvent, comment_event, investigations_for, of_repo, run_event
 
@@ -58,14 +63,9 @@ def log_delivery(**fields: Any) -> None:
 
 @dataclass
 class Slot:
-    """An investigation's lock, how many deliveries for it are on their way (fetching
-    from GitHub) or waiting for the lock, and whether runs were recorded that its
-    comment does not show yet."""
+    """An investigation's lock in this process."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    waiting: int = 0
-    coming: int = 0
-    dirty: bool = False
 
 
 class Locks:
@@ -75,35 +75,12 @@ class Locks:
         self._guard = threading.Lock()
         self._slots: dict[str, Slot] = {}
 
-    def arrive(self, key: str) -> Slot:
-        """A delivery for ``key`` is on its way: until it holds the lock (or leaves), a
-        post can be left to it."""
-        with self._guard:
-            slot = self._slots.setdefault(key, Slot())
-            slot.coming += 1
-            return slot
-
-    def leave(self, slot: Slot) -> None:
-        """An arrived delivery goes without taking the lock (nothing to record, or a failure)."""
-        with self._guard:
-            slot.coming -= 1
-
     @contextmanager
-    def hold(self, key: str, *, arrived: bool = False) -> Iterator[Slot]:
+    def hold(self, key: str) -> Iterator[Slot]:
         with self._guard:
             slot = self._slots.setdefault(key, Slot())
-            slot.waiting += 1
-            if arrived:  # no longer on its way: waiting, in one step
-                slot.coming -= 1
         with slot.lock:
-            with self._guard:
-                slot.waiting -= 1
             yield slot
-
-    def waiting(self, slot: Slot) -> int:
-        """Deliveries that will hold the lock after this one: waiting for it, or on their way."""
-        with self._guard:
-            return slot.waiting + slot.coming
 
 
 @dataclass
@@ -111,6 +88,8 @@ class Outcome:
     state: str  # done | ignored
     text: str
     investigations: list[str] = field(default_factory=list)
+    client: Any = None  # the GitHub client it used, for its posts in ``repo``
+    repo: str = ""
 
 
 def _autopilot() -> Optional[Callable[..., Any]]:
@@ -155,26 +134,51 @@ class Processor:
         self.bot_login = bot_login
 
     def handle(self, delivery: Any) -> str:
-        """Process one claimed delivery; settle it; log it; its new state."""
+        """Process one claimed delivery; hand off its posts; settle it; log it; its new state."""
         started = time.monotonic()
         fields = {"delivery": delivery.id, "event": delivery.event, "action": delivery.action}
         try:
             outcome = self.process(delivery)
+            outcome.text += self._hand_off(delivery, outcome.investigations, (outcome.repo, outcome.client))
         except InputError as e:  # the payload or a rule says no: retrying will not help
             state, text, invs = "failed", e.message, []
-            self.queue.finish(delivery.id, state, text)
+            state = state if self.queue.finish(delivery.id, state, text) else "lost"
+            self._hand_off_settled(delivery)
         except Exception as e:  # GitHub, network, database: retry later
             text = e.message if isinstance(e, TriageError) else f"{type(e).__name__}: {' '.join(str(e).split())}"
             text = self._redact(text)
             invs = []
             state = self.queue.retry(delivery.id, delivery.attempts, text)
             state = "retrying" if state == "queued" else state
+            self._hand_off_settled(delivery)
         else:
             state, text, invs = outcome.state, outcome.text, outcome.investigations
-            self.queue.finish(delivery.id, state, text)
+            state = state if self.queue.finish(delivery.id, state, text) else "lost"
         log_delivery(**fields, investigation=",".join(invs) or None, attempt=delivery.attempts, outcome=state,
                      detail=text, ms=round((time.monotonic() - started) * 1000))
         return state
+
+    def _hand_off(self, delivery: Any, own: list[str], client: tuple = ("", None)) -> str:
+        """Make the due posts no later delivery of their PR will make; what was posted."""
+        said, made = "", set()
+        for iid in handoff.hand_off(self.url, delivery.id, delivery.subject, own):
+            said += ((", " if len(own) == 1 and iid in own else f"; {iid}: ")
+                     + self._post(delivery.installation_id, iid, client))
+            made.add(iid)
+        for iid in own:
+            if iid not in made and handoff.due(self.url, iid) is not None:
+                said += (", " if len(own) == 1 else f"; {iid}: ") + "comment left to a delivery still to come"
+        return said
+
+    def _hand_off_settled(self, delivery: Any) -> None:
+        """After a failure: the posts left to this delivery, if no other is to come.
+        Best effort: a post that fails stays due, for the next delivery of its PR."""
+        try:
+            for iid in handoff.hand_off(self.url, delivery.id, delivery.subject, settled=True):
+                self._post(delivery.installation_id, iid)
+        except Exception as e:  # noqa: BLE001 - the delivery's own outcome stands
+            log.warning("a comment left to %s was not updated: %s", delivery.id,
+                        self._redact(f"{type(e).__name__}: {e}"))
 
     def _redact(self, text: str) -> str:
         from triage.github.client import GitHubClient
@@ -197,7 +201,7 @@ class Processor:
         if not targets:
             return Outcome("ignored", f"no investigation follows {ev.repo} run {ev.run_id}")
         texts = [self._one(client, ev, iid, match) for iid, match in targets]
-        return Outcome("done", "; ".join(texts), [iid for iid, _ in targets])
+        return Outcome("done", "; ".join(texts), [iid for iid, _ in targets], client, ev.repo)
 
     def _comment(self, delivery: Any) -> Outcome:
         """``/triage`` commands in a new comment, under the lock of its investigation."""
@@ -210,13 +214,12 @@ class Processor:
         if inv is None:  # settled without a token or a call to GitHub
             return Outcome("ignored", f"no investigation follows {ev.repo}#{ev.number}")
         client = self.credentials.client(delivery.installation_id, ev.repo)
-        with self.locks.hold(inv.id) as slot:
+        with self.locks.hold(inv.id), post_turn(self.url, inv.id):
             def post() -> None:
                 self.post(client, inv.pr, inv.repo, bot_login=self.bot_login or self.credentials.login(client))
-                slot.dirty = False
 
             text = take(self.url, client, ev, post=post, bot_login=self.bot_login)
-        return Outcome("done", text, [inv.id])
+        return Outcome("done", text, [inv.id], client, ev.repo)
 
     @staticmethod
     def _complete_job_event(client: Any, ev: RunEvent) -> None:
@@ -231,66 +234,43 @@ class Processor:
         pattern = fromgithub.config_pattern(match.get("config_from"))
         with store.session(self.url) as s:
             repo = store.find_investigation(s, ident=iid).repo
-        # On its way from here: a delivery that records runs meanwhile leaves its post to this one.
-        slot = self.locks.arrive(iid)
         try:
             if ev.job is not None:
                 items = fromgithub.fetch_job(client, repo, ev.job, pattern=pattern)
             else:
                 items = fromgithub.fetch(client, repo, ev.run_id, pattern=pattern)
-        except Exception as e:
-            self.locks.leave(slot)
-            said = self._post_left(client, iid, slot)  # a post left to this delivery, which records nothing
-            if isinstance(e, InputError) and e.message.startswith("nothing to record"):
-                return f"{iid}: {e.message}" + said
-            raise
-        except BaseException:  # the process is stopping
-            self.locks.leave(slot)
+        except InputError as e:
+            if e.message.startswith("nothing to record"):
+                return f"{iid}: {e.message}"
             raise
         if not items:
-            self.locks.leave(slot)
-            return f"{iid}: job {ev.job.get('name')!r} is not one of its configs" + self._post_left(client, iid, slot)
-        text = f"{iid}: nothing recorded"
-        with self.locks.hold(iid, arrived=True) as slot:  # fetched outside it: only the writes wait
-            try:
-                with store.session(self.url) as s:
-                    inv = store.find_investigation(s, ident=iid)
-                    recorded = fromgithub.record(s, inv, items)
-                    pr, repo = inv.pr, inv.repo
-                slot.dirty = True
-                text = f"{iid}: {len(recorded)} run(s) recorded"
-            finally:
-                # A worker waiting for this investigation posts after its own
-                # runs, showing these too: one post for a burst, not one each.
-                if slot.dirty and self.locks.waiting(slot) == 0:
-                    text += ", " + self._post(client, iid, slot)
-                elif slot.dirty:
-                    text += ", comment left to the next delivery"
-        return text
+            return f"{iid}: job {ev.job.get('name')!r} is not one of its configs"
+        with self.locks.hold(iid):  # fetched outside it: only the writes wait
+            with store.session(self.url) as s:
+                inv = store.find_investigation(s, ident=iid)
+                recorded = fromgithub.record(s, inv, items)
+                handoff.mark_due(s, iid)
+        return f"{iid}: {len(recorded)} run(s) recorded"
 
-    def _post_left(self, client: Any, iid: str, slot: Slot) -> str:
-        """The post another delivery left to this one, when no other is on its way to make it.
-        Best effort: a failure leaves the runs to the next delivery's post."""
-        if not slot.dirty or self.locks.waiting(slot):
-            return ""
-        try:
-            with self.locks.hold(iid) as held:
-                if held.dirty and self.locks.waiting(held) == 0:
-                    return ", " + self._post(client, iid, held)
-        except Exception as e:  # noqa: BLE001 - the delivery's own outcome stands
-            log.warning("the comment of %s was not updated: %s", iid, self._redact(f"{type(e).__name__}: {e}"))
-        return ""
-
-    def _post(self, client: Any, iid: str, slot: Slot) -> str:
+    def _post(self, installation_id: Optional[int], iid: str, made: tuple = ("", None)) -> str:
+        """Post ``iid``'s comment in its turn, unless another post made it current meanwhile
+        (``made``: the delivery's repository and client, used when they are the investigation's)."""
         with store.session(self.url) as s:
             inv = store.find_investigation(s, ident=iid)
             pr, repo = inv.pr, inv.repo
-        result, _, _ = self.post(client, pr, repo, bot_login=self.bot_login or self.credentials.login(client))
-        slot.dirty = False
-        text = f"comment {result.action}"
-        run_for = _autopilot()
-        if run_for is not None:
-            said = run_for(client, self.url, iid)
-            if said:
-                text += f", autopilot: {said}"
+        client = made[1] if made[1] is not None and made[0].lower() == repo.lower() else None
+        if client is None:
+            client = self.credentials.client(installation_id, repo)
+        with self.locks.hold(iid), post_turn(self.url, iid):
+            count = handoff.due(self.url, iid)
+            if count is None:
+                return "comment current"
+            result, _, _ = self.post(client, pr, repo, bot_login=self.bot_login or self.credentials.login(client))
+            handoff.posted(self.url, iid, count)
+            text = f"comment {result.action}"
+            run_for = _autopilot()
+            if run_for is not None:
+                said = run_for(client, self.url, iid)
+                if said:
+                    text += f", autopilot: {said}"
         return text
