@@ -9,6 +9,7 @@ import random
 import pytest
 
 from tests.conftest import EXAMPLE_RUNS
+from tests.support.downgrade import downgrade
 from tests.support.postgres import database, url  # noqa: F401  (a fixture)
 
 CONFIGS = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "kimik26-fp8-1k1k-1p1d-new"]
@@ -80,12 +81,10 @@ def test_the_upgrade_works_out_the_numbers_of_investigations_written_before_the_
 
     with database() if backend == "postgres" else contextlib.nullcontext(f"sqlite:///{tmp_path / 'kb.sqlite'}") as url:
         assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+        downgrade(url, 7)  # back to 0007, as a knowledge base written before the table left it
         engine = create_engine(url)
-        with engine.begin() as c:  # back to 0007, as a knowledge base written before the table left it
+        with engine.begin() as c:
             c.execute(text("DELETE FROM configruns"))
-            c.execute(text("CREATE INDEX ix_run_investigation_updated ON run (investigation_id, updated_at)"))
-            c.execute(text("DROP TABLE commentcommand"))  # written by 0010, after the version this goes back to
-            c.execute(text("UPDATE meta SET value = '7' WHERE key = 'schema_version'"))
         engine.dispose()
         from triage.kb.db import _engines
 
