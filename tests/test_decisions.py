@@ -8,6 +8,8 @@ that moved by a hair, passed every other test.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from triage.rules.stats import Comparison, Measure, Outcome, at_least, below, compare, judge
@@ -139,3 +141,14 @@ def test_at_least_and_below_are_two_sides_of_one_decision() -> None:
     assert (at_least(Measure(10.0), 10.0).result, below(Measure(10.0), 10.0).result) == (True, False)
     noisy = Measure(10.5, noise=1.0)
     assert (at_least(noisy, 10.0).result, below(noisy, 10.0).result) == (None, None)
+
+
+def test_equal_questions_of_another_type_or_sign_are_answered_apart() -> None:
+    """compare keeps its answers; 1 and 1.0, 0.0 and -0.0 are equal but print apart, so each
+    gets its own."""
+    assert type(compare(Measure(3), Measure(1)).delta) is int
+    assert type(compare(Measure(3.0), Measure(1)).delta) is float
+    assert type(compare(Measure(3), Measure(1.0)).delta) is float
+    assert math.copysign(1.0, compare(Measure(-0.0), Measure(0.0)).delta) == -1.0
+    assert math.copysign(1.0, compare(Measure(-0.0), Measure(-0.0)).delta) == 1.0
+    assert math.copysign(1.0, compare(Measure(0.0), Measure(0.0)).delta) == 1.0
