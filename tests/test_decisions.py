@@ -152,3 +152,14 @@ def test_equal_questions_of_another_type_or_sign_are_answered_apart() -> None:
     assert math.copysign(1.0, compare(Measure(-0.0), Measure(0.0)).delta) == -1.0
     assert math.copysign(1.0, compare(Measure(-0.0), Measure(-0.0)).delta) == 1.0
     assert math.copysign(1.0, compare(Measure(0.0), Measure(0.0)).delta) == 1.0
+
+
+@pytest.mark.parametrize("values, noise, method", [
+    ([10.0, 12.0], 1.0, "noise"),   # spread 2 ≤ z·σ·√2 = 2.77: they agree, though their variance is 2σ²
+    ([10.0, 15.0], 2.0, "noise"),   # spread 5 ≤ 5.54
+    ([10.0, 16.0], 2.0, "t"),       # spread 6 > 5.54: their own spread
+    ([10.0, 14.0], 1.0, "t"),       # spread 4 > 2.77
+])
+def test_repeats_keep_the_known_noise_while_their_spread_agrees_with_it(values, noise, method) -> None:
+    c = compare(Measure.of(values, noise=noise), Measure(0.0, fixed=True))
+    assert c.method == method
