@@ -294,3 +294,44 @@ def test_a_pass_rate_comparison_shows_its_counts():
     ev = evaluate(inv(RATE, runs))
     (item,) = items(ev, "predicts:revert")
     assert "0/50" in item.reason and "7/50" in item.reason and "Fisher p = 0.012" in item.reason
+
+
+# ------------------------------------------------------------------ same_as / differs_from, said
+
+
+SAME_WORDS = """
+schema_version: 1
+investigation:
+  id: s
+  repo: o/r
+  pr: 1
+  title: same or not
+  metric: tput
+  metrics: {tput: {noise: 1.0}}
+  references:
+    bad: {config: B}
+hypotheses:
+  - {id: h, title: H}
+rules:
+  - {id: same, hypothesis: h, when: {config: A, same_as: bad, margin: 5}, then: confirmed}
+  - {id: differs, hypothesis: h, when: {config: A, differs_from: bad, margin: 5}, then: supports}
+"""
+
+
+def test_same_as_a_reference_with_no_value_yet_decides_nothing():
+    ev = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0})]))
+    assert ev.statuses["h"] == "open"
+    assert items(ev, "same") == [] and items(ev, "differs") == []
+
+
+def test_same_as_and_differs_from_say_which_in_a_word():
+    same = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0}), run("b", "B", {"tput": 100.5})]))
+    (item,) = items(same, "same")
+    assert item.verdict == "confirms" and item.summary == "A 100.0 ≈ bad 100.5" and tuple(item.runs) == ("a/A",)
+    apart = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0}), run("b", "B", {"tput": 120.0})]))
+    (item,) = items(apart, "differs")
+    assert item.verdict == "supports" and item.summary == "A 100.0 ≠ bad 120.0"
+    near = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0}), run("b", "B", {"tput": 104.0})]))
+    (item,) = items(near, "same")  # shown different, but not by more than the margin
+    assert item.verdict == "inconclusive" and item.summary == "can't tell yet: A 100.0 vs bad 104.0: can't tell"
+    assert "A 100.0 vs bad 104.0: Δ -4.000" in item.reason
