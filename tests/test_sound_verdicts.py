@@ -392,3 +392,11 @@ def test_recovers_false_holds_when_no_recovery_is_shown():
     (item,) = _said(90.0)["back"]
     assert item[:2] == ("supports", "A 90.00 worse than good 110.0")
     assert _said(110.0)["back"] == []  # as good as good, and bad has no value yet: nothing to say
+
+
+def test_any_whose_parts_are_all_contradicted_is_contradicted():
+    text = THRESHOLDS + """  - {id: neither, hypothesis: k, when: {not: {any: [{config: A, at_least: 200}, {config: A, below: 50}]}},
+     then: supports}
+"""
+    ev = evaluate(inv(text, [run("a", "A", {"tput": 100.0})]))
+    assert [e.verdict for e in items(ev, "neither")] == ["supports"]
