@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench-check serve bench clean
+.PHONY: demo test bench-check mutation serve bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -11,6 +11,10 @@ $(BIN)/python:
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-mutation: $(VENV)/.installed-test
+	$(BIN)/python -m pip install -q -e '.[test,mutation]'
 	touch $@
 
 # Install, load the bundled investigations (sgl-project/sglang#30433, and a
@@ -39,9 +43,16 @@ test: $(VENV)/.installed-test
 bench-check: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m bench tests/test_bench.py
 
+# Mutation testing of the statistics and the conditions ([tool.mutmut] in pyproject.toml;
+# an hour or more, not in CI; ONLY=stats or ONLY=conditions: one module). Results and the
+# mutants that survive: docs/mutation.md; `.venv/bin/mutmut show NAME` shows one.
+mutation: $(VENV)/.installed-mutation
+	TRIAGE_MUTATION=1 $(BIN)/mutmut run --max-children $(or $(JOBS),2) $(if $(ONLY),'triage.rules.$(ONLY).*')
+	$(BIN)/mutmut results
+
 # Every benchmark in bench/, one after the other (minutes; QUICK=1: a sanity check).
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run_all.py $(if $(QUICK),--quick)
 
 clean:
-	rm -rf $(VENV) kb.sqlite tests/mermaid/node_modules
+	rm -rf $(VENV) mutants kb.sqlite tests/mermaid/node_modules

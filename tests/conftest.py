@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,27 @@ EXAMPLE_RUNS = ROOT / "examples" / "kimik26-disagg.runs.jsonl"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 pytest_plugins = ["tests.fakegithub", "tests.support.mermaid", "tests.support.serve", "pytester"]
+
+# `make mutation` sets TRIAGE_MUTATION: each mutant runs the tests that cover it
+# many times over, so Hypothesis tries fewer examples, the same ones each time
+# (a mutant killed or not by chance would make the score noise).
+MUTATION = bool(os.environ.get("TRIAGE_MUTATION"))
+
+
+def _hypothesis_profiles() -> None:
+    try:
+        from hypothesis import settings
+    except ImportError:
+        return
+    if MUTATION:
+        settings.register_profile("mutation", max_examples=20, derandomize=True, database=None, deadline=None)
+        settings.load_profile("mutation")
+    # the property tests of the statistics: 300 examples each, or the mutation profile's
+    settings.register_profile("stats-properties", settings.get_profile("mutation") if MUTATION else None,
+                              **({} if MUTATION else {"max_examples": 300}), deadline=None)
+
+
+_hypothesis_profiles()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -88,6 +110,21 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("COLUMNS", "110")
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path.parent / f"{tmp_path.name}.cache"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> None:
+    """Under `make mutation`, every cache of the package starts empty: a result
+    kept from the unmutated code (``stats.compare`` keeps its answers) would
+    hide the mutant it should have run through."""
+    if not MUTATION:
+        return
+    for name, module in list(sys.modules.items()):
+        if name == "triage" or name.startswith("triage."):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
 
 
 @pytest.fixture

@@ -294,3 +294,109 @@ def test_a_pass_rate_comparison_shows_its_counts():
     ev = evaluate(inv(RATE, runs))
     (item,) = items(ev, "predicts:revert")
     assert "0/50" in item.reason and "7/50" in item.reason and "Fisher p = 0.012" in item.reason
+
+
+# ------------------------------------------------------------------ same_as / differs_from, said
+
+
+SAME_WORDS = """
+schema_version: 1
+investigation:
+  id: s
+  repo: o/r
+  pr: 1
+  title: same or not
+  metric: tput
+  metrics: {tput: {noise: 1.0}}
+  references:
+    bad: {config: B}
+hypotheses:
+  - {id: h, title: H}
+rules:
+  - {id: same, hypothesis: h, when: {config: A, same_as: bad, margin: 5}, then: confirmed}
+  - {id: differs, hypothesis: h, when: {config: A, differs_from: bad, margin: 5}, then: supports}
+"""
+
+
+def test_same_as_a_reference_with_no_value_yet_decides_nothing():
+    ev = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0})]))
+    assert ev.statuses["h"] == "open"
+    assert items(ev, "same") == [] and items(ev, "differs") == []
+
+
+def test_same_as_and_differs_from_say_which_in_a_word():
+    same = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0}), run("b", "B", {"tput": 100.5})]))
+    (item,) = items(same, "same")
+    assert item.verdict == "confirms" and item.summary == "A 100.0 ≈ bad 100.5" and tuple(item.runs) == ("a/A",)
+    apart = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0}), run("b", "B", {"tput": 120.0})]))
+    (item,) = items(apart, "differs")
+    assert item.verdict == "supports" and item.summary == "A 100.0 ≠ bad 120.0"
+    near = evaluate(inv(SAME_WORDS, [run("a", "A", {"tput": 100.0}), run("b", "B", {"tput": 104.0})]))
+    (item,) = items(near, "same")  # shown different, but not by more than the margin
+    assert item.verdict == "inconclusive" and item.summary == "can't tell yet: A 100.0 vs bad 104.0: can't tell"
+    assert "A 100.0 vs bad 104.0: Δ -4.000" in item.reason
+
+
+# ------------------------------------------------------------------ at_least / below / recovers: false, said
+
+
+THRESHOLDS = """
+schema_version: 1
+investigation:
+  id: s
+  repo: o/r
+  pr: 1
+  title: thresholds
+  metric: tput
+  metrics: {tput: {noise: 1.0}}
+  references:
+    good: {value: 110}
+    bad: {config: B}
+hypotheses:
+  - {id: h, title: H}
+  - {id: k, title: K}
+rules:
+  - {id: least, hypothesis: h, when: {config: A, at_least: 100}, then: supports}
+  - {id: under, hypothesis: h, when: {config: A, below: 100}, then: supports}
+  - {id: vsbad, hypothesis: h, when: {config: A, at_least: bad}, then: supports}
+  - {id: back, hypothesis: k, when: {config: A, recovers: false}, then: supports}
+"""
+
+
+def _said(value: float) -> dict:
+    ev = evaluate(inv(THRESHOLDS, [run("a", "A", {"tput": value})]))
+    return {r: [(e.verdict, e.summary, e.reason, e.needed, tuple(e.runs)) for e in items(ev, r)]
+            for r in ("least", "under", "vsbad", "back")}
+
+
+def test_a_threshold_within_the_noise_cannot_tell_and_says_what_would_decide_it():
+    said = _said(100.5)
+    why = ("can't tell yet — A 100.5 vs 100: can't tell (±1.960 from run noise ±1.000 SD); would be decided by "
+           "≥ 16 repeats")
+    for rule in ("least", "under"):
+        assert said[rule] == [("inconclusive", "can't tell yet: A 100.5 vs 100: can't tell", why,
+                               ("≥ 16 repeats",), ("a/A",))]
+    assert said["vsbad"] == []  # a reference with no value yet decides nothing
+
+
+def test_a_threshold_beyond_the_noise_says_which_side_with_its_band():
+    assert _said(110.0)["least"] == [("supports", "A 110 ≥ 100", "A 110 ≥ 100 (±1.960 from run noise ±1.000 SD)",
+                                      (), ("a/A",))]
+    assert _said(110.0)["under"] == []
+    assert _said(90.0)["under"] == [("supports", "A 90 < 100", "A 90 < 100 (±1.960 from run noise ±1.000 SD)",
+                                     (), ("a/A",))]
+    assert _said(90.0)["least"] == []
+
+
+def test_recovers_false_holds_when_no_recovery_is_shown():
+    (item,) = _said(90.0)["back"]
+    assert item[:2] == ("supports", "A 90.00 worse than good 110.0")
+    assert _said(110.0)["back"] == []  # as good as good, and bad has no value yet: nothing to say
+
+
+def test_any_whose_parts_are_all_contradicted_is_contradicted():
+    text = THRESHOLDS + """  - {id: neither, hypothesis: k, when: {not: {any: [{config: A, at_least: 200}, {config: A, below: 50}]}},
+     then: supports}
+"""
+    ev = evaluate(inv(text, [run("a", "A", {"tput": 100.0})]))
+    assert [e.verdict for e in items(ev, "neither")] == ["supports"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from triage.rules.stats import SAME_WORDS, WORDS, Measure, Outcome, Tolerance, at_least, compare, judge  # noqa: E402
 
-SETTINGS = settings(max_examples=300, deadline=None)
+SETTINGS = settings.get_profile("stats-properties")  # tests/conftest.py: 300 examples, fewer under mutation
 
 values = st.floats(min_value=-1e4, max_value=1e4, allow_nan=False, allow_infinity=False)
 repeat_sets = st.lists(values, min_size=1, max_size=6)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -35,6 +35,27 @@ from triage.cli.reports import _by_hand
 from triage.errors import InputError
 
 
+# add-run's longer options
+_FROM_GITHUB_OPT = Annotated[Optional[int], typer.Option(
+    "--from-github", min=1, max=2**63 - 1, metavar="RUN_ID",
+    help="Record a GitHub Actions workflow run of the investigation's repository: one run per job, "
+         "with its status, URL, sha, branch and log.")]
+_CONFIG_FROM_OPT = Annotated[Optional[str], typer.Option(
+    "--config-from", metavar="REGEX",
+    help="With --from-github: the config is this regex's first group (else its match) in the job name; "
+         "jobs it does not match are skipped [default: the whole job name].")]
+_RESULTS_OPT = Annotated[Optional[List[str]], typer.Option(
+    "--results", metavar="FILE",
+    help="A CI results file, repeatable: JUnit XML, lm-eval results, pytest-benchmark or Google Benchmark "
+         "JSON, or any JSON read by json: extractors (the format from its content).")]
+_RESULTS_FORMAT_OPT = Annotated[Optional[str], typer.Option(
+    "--results-format", help="The format of the --results files: junit, lm-eval, pytest-benchmark, "
+                             "google-benchmark or json.")]
+_JSON_PATH_OPT = Annotated[Optional[List[str]], typer.Option(
+    "--json-path", metavar="NAME=EXPR",
+    help="With --results: the metric NAME is the value of this JMESPath expression, repeatable.")]
+
+
 @app.command("add-run")
 def add_run(
     pr: PR_OPT,
@@ -47,25 +68,12 @@ def add_run(
     url: Annotated[Optional[str], typer.Option("--url", help="Link to the run.")] = None,
     note: Annotated[Optional[str], typer.Option("--note", help="A note shown with the run.")] = None,
     time: Annotated[Optional[str], typer.Option("--time", help="When the run happened (ISO 8601).")] = None,
-    from_github: Annotated[Optional[int], typer.Option(
-        "--from-github", min=1, max=2**63 - 1, metavar="RUN_ID",
-        help="Record a GitHub Actions workflow run of the investigation's repository: one run per job, "
-             "with its status, URL, sha, branch and log.")] = None,
-    config_from: Annotated[Optional[str], typer.Option(
-        "--config-from", metavar="REGEX",
-        help="With --from-github: the config is this regex's first group (else its match) in the job name; "
-             "jobs it does not match are skipped [default: the whole job name].")] = None,
+    from_github: _FROM_GITHUB_OPT = None,
+    config_from: _CONFIG_FROM_OPT = None,
     strict: Annotated[bool, typer.Option("--strict", help="An unknown metric or config is an error, not a warning.")] = False,
-    results: Annotated[Optional[List[str]], typer.Option(
-        "--results", metavar="FILE",
-        help="A CI results file, repeatable: JUnit XML, lm-eval results, pytest-benchmark or Google Benchmark "
-             "JSON, or any JSON read by json: extractors (the format from its content).")] = None,
-    results_format: Annotated[Optional[str], typer.Option(
-        "--results-format", help="The format of the --results files: junit, lm-eval, pytest-benchmark, "
-                                 "google-benchmark or json.")] = None,
-    json_path: Annotated[Optional[List[str]], typer.Option(
-        "--json-path", metavar="NAME=EXPR",
-        help="With --results: the metric NAME is the value of this JMESPath expression, repeatable.")] = None,
+    results: _RESULTS_OPT = None,
+    results_format: _RESULTS_FORMAT_OPT = None,
+    json_path: _JSON_PATH_OPT = None,
     repo: REPO_OPT = None,
     format: FORMAT_OPT = "text",
 ) -> None:
@@ -107,19 +115,31 @@ def add_run(
     repetitions as repeats of the run. --metric, --set and --status win.
     """
     from triage.ingest import runs as parse
-    from triage.kb import store
+    from triage.usecases.record import record
 
     _check_format(format, "text", "json")
     provenance = parse.parse_assignments(set_ or []) if set_ else None
     if from_github is not None:
-        given = [flag for flag, value in (("--run-id", run_id), ("--config", config), ("--metric", metric),
-                                          ("--status", status), ("--log", log), ("--url", url), ("--time", time),
-                                          ("--results", results))
-                 if value]
-        if given:
-            raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
-        _add_from_github(pr, repo, from_github, config_from, provenance, note, format)
-        return
+        return _add_from_github(pr, repo, from_github, config_from, provenance, note, format, {
+            "--run-id": run_id, "--config": config, "--metric": metric, "--status": status, "--log": log,
+            "--url": url, "--time": time, "--results": results})
+    base_id, items = _run_inputs(run_id, config, metric, status, provenance, url, time, note, log, config_from,
+                                 results, results_format, json_path)
+    url_db, _ = _open(create=True)
+    _ready_to_evaluate()
+    recorded, changed = record(url_db, pr, repo, base_id, items, metric=metric, strict=strict, results=results,
+                               results_format=results_format, json_path=json_path, log=log, note=_err)
+    _print_recorded(recorded, changed, format)
+
+
+def _run_inputs(run_id: Optional[str], config: Optional[str], metric: Optional[List[str]], status: Optional[str],
+                provenance: Optional[dict], url: Optional[str], time: Optional[str], note: Optional[str],
+                log: Optional[str], config_from: Optional[str], results: Optional[List[str]],
+                results_format: Optional[str], json_path: Optional[List[str]]) -> tuple[str, list]:
+    """add-run's options as the runs to record: the run id given, and one run per repeat."""
+    from triage.ingest import runs as parse
+    from triage.kb import store
+
     if run_id is None or config is None:
         raise InputError("add-run needs --run-id and --config (or --from-github RUN_ID)")
     if config_from is not None:
@@ -131,7 +151,7 @@ def add_run(
     if len(repeats) > 1 and log is not None:
         raise InputError("--log reads one run: give repeats (--metric NAME=V1,V2,…) without --log")
     base_id = parse.check_text("--run-id", run_id, required=True)
-    items = [store.RunInput(
+    return base_id, [store.RunInput(
         run_id=base_id if len(repeats) == 1 else f"{base_id}-r{i}",  # one run per repeat, pooled as repeats
         config=parse.check_config("--config", config),
         status=parse.parse_status(status),
@@ -141,68 +161,19 @@ def add_run(
         time=parse.parse_time(time),
         note=parse.check_text("--note", note),
     ) for i, metrics in enumerate(repeats, 1)]
-    url_db, _ = _open(create=True)
-    recorded = []
-    _ready_to_evaluate()
-    with store.session(url_db) as s:
-        inv = store.find_investigation(s, pr, repo)
-        if metric:
-            parse.parse_repeats(metric, parse.metric_scales(inv.spec))
-        _check_names(s, inv, items[0], strict)
-        if results:
-            items = _with_results(s, inv, items, base_id, results, results_format, json_path, log)
-        for data in items:
-            if log is not None:
-                from triage.ingest.logread import read_log_into
-
-                for line in read_log_into(s, inv, data, log):
-                    _err(line)
-            row, created = store.upsert_run(s, inv.id, data)
-            recorded.append((row, created, []))
-        _, _, changed = _evaluate(s, inv)
-    _print_recorded(recorded, changed, format)
-
-
-def _with_results(s: Any, inv: Any, items: list, base_id: str, results: List[str], fmt: Optional[str],
-                  json_path: Optional[List[str]], log: Optional[str]) -> list:
-    """The runs with what the results files gave (``add-run --results``), saying what was read."""
-    from triage.ingest.results.apply import results_into
-
-    items, said = results_into(s, inv, items, base_id, results, fmt, json_path or [])
-    for line in said:
-        _err(line)
-    if len(items) > 1 and log is not None:
-        raise InputError("--log reads one run: the results files hold repeats")
-    return items
-
-
-def _check_names(s: Any, inv: Any, data: Any, strict: bool) -> None:
-    """Warn (or with ``strict`` refuse) a metric or config the investigation never names: a typo, most likely."""
-    from triage.kb import store
-    from triage.rules.names import closest
-
-    metrics, configs = store.known_names(s, inv)
-    problems = []
-    for name in sorted(data.metrics or {}):
-        if name not in metrics:
-            hint = closest(name, metrics)
-            problems.append(f"--metric {name}: no rule, reference or extractor of {inv.id} uses it"
-                            + (f"; did you mean {hint}?" if hint else ""))
-    if data.config not in configs and not store.has_config(s, inv.id, data.config):
-        hint = closest(data.config, configs)
-        problems.append(f"--config {data.config}: not a recipe, the base or a bisect's config of {inv.id}"
-                        + (f"; did you mean {hint}?" if hint else ""))
-    if problems and strict:
-        raise InputError("; ".join(problems) + " (--strict)")
-    for p in problems:
-        _err(f"warning: {p}")
 
 
 def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Optional[str],
-                     provenance: Optional[dict], note: Optional[str], format: str = "text") -> None:
+                     provenance: Optional[dict], note: Optional[str], format: str, others: dict) -> None:
+    """add-run --from-github: one run per job of the workflow run; ``others``, the options it
+    takes from GitHub, must be left out."""
     from triage.github import GitHubClient
     from triage.ingest import fromgithub
     from triage.kb import store
+
+    given = [flag for flag, value in others.items() if value]
+    if given:
+        raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
 
     pattern = fromgithub.config_pattern(config_from)
     with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input

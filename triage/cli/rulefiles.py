@@ -78,7 +78,8 @@ def check(
     from triage.kb import configruns, store
     from triage.rules.configcheck import config_problems
     from triage.rules.decides import describe
-    from triage.rules.loader import direction_warnings, load_rules, noise_warnings
+    from triage.rules.filecheck import direction_warnings, noise_warnings
+    from triage.rules.loader import load_rules
 
     _check_format(format, "text", "json")
     targets = [str(p) for p in paths] if paths else _rule_paths()

@@ -15,26 +15,38 @@ from triage.rules.stats import fmt
 
 def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     """The terminal report: the same sections as rich tables."""
-    from rich.table import Table
+    con, buf = _console(width, color)
+    for section in (_head, _summary_table, _experiments_table, _series_table, _runs_table, _bisects, _next,
+                    _seen_elsewhere, _warnings):
+        section(con, model)
+    return buf.getvalue()
+
+
+def _heading(con: Any, text: str) -> None:
     from rich.text import Text
 
-    from triage.render import pictures
+    con.print(Text(text, style="bold underline"))
 
-    con, buf = _console(width, color)
+
+def _head(con: Any, model: dict) -> None:
+    """The title, the gate, what changed since the last report, and the verdict so far."""
+    from rich.text import Text
+
     inv = model["investigation"]
-
-    def heading(text: str) -> None:
-        con.print(Text(text, style="bold underline"))
-
     con.print(Text(f"{inv['title']}  ({inv['repo']}#{inv['pr']})", style="bold"))
     con.print(_gate_line(model))
     if model["since"] is not None:
         con.print(Text(_since_line(model["since"]), style="italic"))
     con.print()
-    heading("Verdict so far")
+    _heading(con, "Verdict so far")
     for line in model["verdict"]:
         con.print(f"  {line}")
     con.print()
+
+
+def _summary_table(con: Any, model: dict) -> None:
+    from rich.table import Table
+
     t = Table(title="Elimination summary", title_justify="left", show_lines=False, expand=True)
     t.add_column("hypothesis", ratio=2)
     t.add_column("status", no_wrap=True)
@@ -44,30 +56,51 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
                            for s in h["summary"]) or "—"
         t.add_row(h["tree"] + h["title"], h["status_word"], reason)
     con.print(t)
+
+
+def _experiments_table(con: Any, model: dict) -> None:
+    from rich.table import Table
+
     t = Table(title="Experiments", title_justify="left", expand=True)
     for col, ratio in (("recipe", 2), ("change vs base", 3), ("result", 3), ("decided", 3)):
         t.add_column(col, ratio=ratio)
     for x in model["experiments"]:
         t.add_row(x["short"], x["change"], _experiment_result(x, lambda r: r["run_id"]), _experiment_decided(x))
     con.print(t)
+
+
+def _series_table(con: Any, model: dict) -> None:
+    """The metric per config, with a bar each (when the report has a series)."""
+    from rich.table import Table
+
+    from triage.render import pictures
+
     series = model["series"]
-    if series is not None:
-        t = Table(title=f"{series['metric']} per config (the mean of its valid runs)", title_justify="left",
-                  expand=False)
-        t.add_column("config")
-        t.add_column("runs", justify="right")
-        t.add_column(series["metric"], justify="right")
-        t.add_column("range")
-        t.add_column(f"{fmt(series['min'])} … {fmt(series['max'])}", no_wrap=True)
-        for bar in series["bars"]:
-            t.add_row(bar["short"], bar["run_id"] if bar["n"] == 1 else f"×{bar['n']}", fmt(bar["value"]),
-                      f"{fmt(bar['min'])}–{fmt(bar['max'])}" if bar["n"] > 1 else "",
-                      pictures.text_bar(bar["value"], series))
-        con.print(t)
-        con.print(f"  {pictures.text_legend(series)}")
-        con.print()
+    if series is None:
+        return
+    t = Table(title=f"{series['metric']} per config (the mean of its valid runs)", title_justify="left",
+              expand=False)
+    t.add_column("config")
+    t.add_column("runs", justify="right")
+    t.add_column(series["metric"], justify="right")
+    t.add_column("range")
+    t.add_column(f"{fmt(series['min'])} … {fmt(series['max'])}", no_wrap=True)
+    for bar in series["bars"]:
+        t.add_row(bar["short"], bar["run_id"] if bar["n"] == 1 else f"×{bar['n']}", fmt(bar["value"]),
+                  f"{fmt(bar['min'])}–{fmt(bar['max'])}" if bar["n"] > 1 else "",
+                  pictures.text_bar(bar["value"], series))
+    con.print(t)
+    con.print(f"  {pictures.text_legend(series)}")
+    con.print()
+
+
+def _runs_table(con: Any, model: dict) -> None:
+    """The runs (the newest, when there are many), then each subject's readings."""
+    from rich.table import Table
+
+    metric = model["investigation"]["metric"]
     t = Table(title="Runs", title_justify="left", expand=True)
-    for col in ("run", "config", "change vs base", inv["metric"], "reading"):
+    for col in ("run", "config", "change vs base", metric, "reading"):
         t.add_column(col)
     for r in model["runs"]:
         reading = r["reading"]
@@ -78,11 +111,18 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
     if model.get("runs_total", 0) > len(model["runs"]):
         con.print(f"  the newest {len(model['runs']):,} of {model['runs_total']:,} runs; --runs all shows them all")
     if model.get("subjects") is not None:
-        con.print(_subjects_table(model["subjects"], inv["metric"]))
+        con.print(_subjects_table(model["subjects"], metric))
+
+
+def _bisects(con: Any, model: dict) -> None:
     for b in model["bisects"]:
         _bisect_text(con, b)
+
+
+def _next(con: Any, model: dict) -> None:
+    """Suggested next: the experiments to run and the command that starts them, or that it is finished."""
     if model["suggestions"] or model["untested"] or model["next_level"]:
-        heading("Suggested next")
+        _heading(con, "Suggested next")
         for i, s in enumerate(model["suggestions"], 1):
             con.print(f"  {i}. {s['short']}: {s['state']}" + (f"; decides {', '.join(s['tests'])}" if s["tests"] else "")
                       + ("" if s["command"] else " (no run: template: start it by hand)"))
@@ -98,20 +138,25 @@ def to_text(model: dict, width: int = 110, color: bool = False) -> str:
             con.print(f"  {line}")
         con.print()
     elif model["headline"]["finished"]:
-        heading("Suggested next")
+        _heading(con, "Suggested next")
         con.print(f"  {model['headline']['finished_line']}")
         con.print()
+
+
+def _seen_elsewhere(con: Any, model: dict) -> None:
     if model["similar"]:
-        heading("Seen elsewhere")
+        _heading(con, "Seen elsewhere")
         for x in model["similar"]:
             con.print(f"  {x['hypothesis']}:")
             _similar_lines(con, x)
         con.print()
+
+
+def _warnings(con: Any, model: dict) -> None:
     if model["warnings"]:
-        heading("Warnings")
+        _heading(con, "Warnings")
         for w in model["warnings"]:
             con.print(f"  [{w['kind']}] {w.get('text', w['message'])}")
-    return buf.getvalue()
 
 
 def _subjects_table(subjects: dict, metric: str) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Iterable, Optional
 
@@ -204,129 +205,171 @@ def _on_bisect(cond: Condition, ctx: Context) -> Result:
     return Result(v, [where], runs, short=[f"bisect {b.id}: {word} {have or 'none yet'}"])
 
 
-def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
+@dataclass
+class _Subject:
+    """What a comparing node compares: its runs' measure of a metric, as the report shows it,
+    and how it is judged (confidence, direction, the benchmark's size)."""
+
+    cond: Condition
+    ctx: Context
+    metric: str
+    m: Measure
+    label: str
+    value: str
+    keys: list[str]  # the compared runs, then each reference's runs as a comparison reads them
+    direction: str
+    n_max: Optional[int]
+
+    def needs(self, c: Any) -> list[str]:
+        return [_within_benchmark(c.needed, self.n_max)] if c.needed else []
+
+    def margin_for(self, ref: Measure) -> Optional[float]:
+        if self.cond.margin is not None:
+            return stats.Tolerance.parse(self.cond.margin).absolute(ref.value)
+        return self.ctx.margin
+
+
+def _subject(cond: Condition, ctx: Context, valid: list[RunRec]) -> Optional[_Subject]:
+    """The measure a comparing node judges; None when no valid run has its metric."""
     metric = cond.metric or ctx.spec.metric
     with_metric = [r for r in valid if ctx.has_metric(r, metric)]
     if not with_metric:
-        return Result(V.NODATA)
+        return None
     m = ctx.measure(with_metric, metric)
     assert m is not None
     label = ctx.label(with_metric, counted=metric == FAIL_RATE)
     if metric != ctx.spec.metric:
         label = f"{label} {metric}"
-    value = ctx.shown(m, metric)
-    keys = [r.key for r in with_metric]
+    return _Subject(cond, ctx, metric, m, label, ctx.shown(m, metric), [r.key for r in with_metric],
+                    ctx.direction(metric), ctx.settings(metric).n_max)
+
+
+def _verdict(holds: Optional[bool]) -> V:
+    """A three-way verdict as a value: holds, contradicted, or can't tell."""
+    return V.UNKNOWN if holds is None else V.TRUE if holds else V.FALSE
+
+
+def _threshold(s: _Subject, kind: str, bound: Any) -> Result:
+    """`at_least` / `below` a number, the gate or a reference's value."""
+    limit, blabel = s.ctx.bound(bound)
+    if limit is None:
+        return Result(V.NODATA, [f"{blabel}: no value yet"])
+    check = (stats.at_least if kind == "at_least" else stats.below)(s.m, limit, confidence=s.ctx.confidence,
+                                                                     tolerance=s.ctx.tolerance)
+    sym_true, sym_false = (("≥", "<") if kind == "at_least" else ("<", "≥"))
+    if check.result is None:
+        text = f"{s.label} {num(s.m.value)} vs {blabel}: can't tell ({check.noise})"
+        return Result(V.UNKNOWN, [text], s.keys, needed=s.needs(check), measure=s.m,
+                      short=[f"{s.label} {num(s.m.value)} vs {blabel}: can't tell"])
+    sym = sym_true if check.result else sym_false
+    noise = f" ({check.noise})" if check.band else ""
+    short = f"{s.label} {num(s.m.value)} {sym} {blabel}"
+    return Result(_verdict(check.result), [short + noise], s.keys, measure=s.m, short=[short])
+
+
+def _reference(s: _Subject, target: Any) -> tuple[Optional[Measure], str]:
+    """What a comparison is against: a number or the gate, a named reference, or other runs
+    (whose keys join the subject's); None with why when there is nothing to compare with."""
+    ctx, metric = s.ctx, s.metric
+    if isinstance(target, (int, float)) or target == "gate":
+        limit, rlabel = ctx.bound(target)
+        return (Measure(limit, fixed=True) if limit is not None else None), rlabel
+    if isinstance(target, str):
+        return ctx.refs.get(target, (None, target))
+    # the selector's runs pooled once per evaluation, less those compared
+    runs, own, ref, pooled, pooled_keys = ctx.pool(target, metric, s.keys)
+    if not runs:
+        what = ctx.label(ctx.select(target)) or "the other runs"
+        if own:
+            return None, f"{what} (the same runs as compared: name other runs)"
+        return None, f"{what} (no valid run)"
+    assert ref is not None
+    rlabel = f"{pooled} {ctx.shown(ref, metric)}"
+    s.keys.extend(pooled_keys)  # none of them is among the compared runs
+    return ref, rlabel
+
+
+def _against(s: _Subject, target: Any, use_margin: bool = True) -> tuple[Optional[stats.Comparison], str]:
+    ref, rlabel = _reference(s, target)
+    if ref is None:
+        return None, rlabel
+    c = stats.compare(s.m, ref, margin=s.margin_for(ref) if use_margin else None, tolerance=s.ctx.tolerance,
+                      confidence=s.ctx.confidence)
+    return c, rlabel
+
+
+def _describe(s: _Subject, c: stats.Comparison, rlabel: str) -> str:
+    head = f"{s.label} {s.value} vs {rlabel}: Δ {fmt_delta(c.delta)}"
+    what = "tolerance" if c.method == "tolerance" else "noise"
+    if c.outcome is Outcome.SAME:
+        return f"{head}, within {what} ({c.noise})"
+    if c.outcome is Outcome.DIFFERENT:
+        return f"{head}, beyond {what} ({c.noise})"
+    return f"{head}, can't tell ({c.noise})"
+
+
+def _same(s: _Subject, target: Any, want_same: bool) -> Result:
+    """`same_as` / `differs_from`: within the margin, or wholly outside it."""
+    c, rlabel = _against(s, target)
+    if c is None:
+        return Result(V.NODATA, [f"{rlabel}: no value yet"])
+    v = _verdict(stats.judge(c, "same_as" if want_same else "differs_from"))
+    sym = "≈" if c.outcome is Outcome.SAME else "≠" if c.beyond_margin else None
+    short = f"{s.label} {s.value} {sym} {rlabel}" if sym else f"{s.label} {s.value} vs {rlabel}: can't tell"
+    return Result(v, [_describe(s, c, rlabel)], list(s.keys), needed=s.needs(c), measure=s.m, short=[short])
+
+
+def _judged(s: _Subject, word: str, target: Any) -> Result:
+    """better_than / worse_than / no_worse_than / passes / fails, for the metric's direction."""
+    c, rlabel = _against(s, target, use_margin=word not in ("passes", "fails"))
+    if c is None:
+        return Result(V.NODATA, [f"{rlabel}: no value yet"])
+    verdict = stats.judge(c, word, s.direction)
+    up = c.delta > 0 if s.direction == "higher" else c.delta < 0
+    how = ("better than" if up else "worse than") if c.different else (
+        "≈" if c.outcome is Outcome.SAME and verdict is not None else None)
+    if how is None and verdict is False:
+        how = "not better than" if word == "better_than" else "not worse than"
+    short = f"{s.label} {s.value} {how} {rlabel}" if how else f"{s.label} {s.value} vs {rlabel}: can't tell"
+    return Result(_verdict(verdict), [_describe(s, c, rlabel), f"{s.direction} is better"], list(s.keys),
+                  needed=s.needs(c), measure=s.m, short=[short])
+
+
+def _recovers(s: _Subject, wanted: bool) -> Result:
+    """No worse than good, and better than bad (for the metric's direction); `recovers: false` the opposite."""
+    good, bad = _judged(s, "no_worse_than", "good"), _judged(s, "better_than", "bad")
+    v = _and([good, bad])
+    r = Result(v if wanted else _not(v))
+    _merge(r, [good, bad])
+    return r
+
+
+def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
+    """Every comparison a node makes of its runs' measure, each three-way, joined by `all`."""
+    s = _subject(cond, ctx, valid)
+    if s is None:
+        return Result(V.NODATA)
     results: list[Result] = []
-    conf = ctx.confidence
-    direction = ctx.direction(metric)
-    better = f"{direction} is better"
-    n_max = ctx.settings(metric).n_max
-
-    def margin_for(ref: Measure) -> Optional[float]:
-        if cond.margin is not None:
-            return stats.Tolerance.parse(cond.margin).absolute(ref.value)
-        return ctx.margin
-
-    def needs(c: Any) -> list[str]:
-        return [_within_benchmark(c.needed, n_max)] if c.needed else []
-
-    def threshold(kind: str, bound: Any) -> Result:
-        limit, blabel = ctx.bound(bound)
-        if limit is None:
-            return Result(V.NODATA, [f"{blabel}: no value yet"])
-        check = (stats.at_least if kind == "at_least" else stats.below)(m, limit, confidence=conf, tolerance=ctx.tolerance)
-        sym_true, sym_false = (("≥", "<") if kind == "at_least" else ("<", "≥"))
-        if check.result is None:
-            text = f"{label} {num(m.value)} vs {blabel}: can't tell ({check.noise})"
-            return Result(V.UNKNOWN, [text], keys, needed=needs(check), measure=m,
-                          short=[f"{label} {num(m.value)} vs {blabel}: can't tell"])
-        sym = sym_true if check.result else sym_false
-        noise = f" ({check.noise})" if check.band else ""
-        short = f"{label} {num(m.value)} {sym} {blabel}"
-        return Result(V.TRUE if check.result else V.FALSE, [short + noise], keys, measure=m, short=[short])
-
-    def against(target: Any, use_margin: bool = True) -> tuple[Optional[stats.Comparison], str, Optional[Measure]]:
-        if isinstance(target, (int, float)) or target == "gate":
-            limit, rlabel = ctx.bound(target)
-            ref = Measure(limit, fixed=True) if limit is not None else None
-        elif isinstance(target, str):
-            ref, rlabel = ctx.refs.get(target, (None, target))
-        else:
-            # the selector's runs pooled once per evaluation, less those compared
-            runs, own, ref, pooled, pooled_keys = ctx.pool(target, metric, keys)
-            if not runs:
-                what = ctx.label(ctx.select(target)) or "the other runs"
-                if own:
-                    return None, f"{what} (the same runs as compared: name other runs)", None
-                return None, f"{what} (no valid run)", None
-            assert ref is not None
-            rlabel = f"{pooled} {ctx.shown(ref, metric)}"
-            keys.extend(pooled_keys)  # none of them is among the compared runs
-        if ref is None:
-            return None, rlabel, None
-        c = stats.compare(m, ref, margin=margin_for(ref) if use_margin else None, tolerance=ctx.tolerance,
-                          confidence=conf)
-        return c, rlabel, ref
-
-    def describe(c: stats.Comparison, rlabel: str) -> str:
-        head = f"{label} {value} vs {rlabel}: Δ {fmt_delta(c.delta)}"
-        what = "tolerance" if c.method == "tolerance" else "noise"
-        if c.outcome is Outcome.SAME:
-            return f"{head}, within {what} ({c.noise})"
-        if c.outcome is Outcome.DIFFERENT:
-            return f"{head}, beyond {what} ({c.noise})"
-        return f"{head}, can't tell ({c.noise})"
-
-    def same(target: Any, want_same: bool) -> Result:
-        c, rlabel, _ = against(target)
-        if c is None:
-            return Result(V.NODATA, [f"{rlabel}: no value yet"])
-        verdict = stats.judge(c, "same_as" if want_same else "differs_from")
-        v = V.UNKNOWN if verdict is None else V.TRUE if verdict else V.FALSE
-        sym = "≈" if c.outcome is Outcome.SAME else "≠" if c.beyond_margin else None
-        short = f"{label} {value} {sym} {rlabel}" if sym else f"{label} {value} vs {rlabel}: can't tell"
-        return Result(v, [describe(c, rlabel)], list(keys), needed=needs(c), measure=m, short=[short])
-
-    def judged(word: str, target: Any) -> Result:
-        """better_than / worse_than / no_worse_than / passes / fails, for the metric's direction."""
-        c, rlabel, _ = against(target, use_margin=word not in ("passes", "fails"))
-        if c is None:
-            return Result(V.NODATA, [f"{rlabel}: no value yet"])
-        verdict = stats.judge(c, word, direction)
-        v = V.UNKNOWN if verdict is None else V.TRUE if verdict else V.FALSE
-        up = c.delta > 0 if direction == "higher" else c.delta < 0
-        how = ("better than" if up else "worse than") if c.different else (
-            "≈" if c.outcome is Outcome.SAME and verdict is not None else None)
-        if how is None and verdict is False:
-            how = "not better than" if word == "better_than" else "not worse than"
-        short = f"{label} {value} {how} {rlabel}" if how else f"{label} {value} vs {rlabel}: can't tell"
-        return Result(v, [describe(c, rlabel), better], list(keys), needed=needs(c), measure=m, short=[short])
-
     if cond.at_least is not None:
-        results.append(threshold("at_least", cond.at_least))
+        results.append(_threshold(s, "at_least", cond.at_least))
     if cond.below is not None:
-        results.append(threshold("below", cond.below))
+        results.append(_threshold(s, "below", cond.below))
     if cond.between is not None:
-        results.append(threshold("at_least", cond.between[0]))
-        results.append(threshold("below", cond.between[1]))
+        results.append(_threshold(s, "at_least", cond.between[0]))
+        results.append(_threshold(s, "below", cond.between[1]))
     if cond.same_as is not None:
-        results.append(same(cond.same_as, True))
+        results.append(_same(s, cond.same_as, True))
     if cond.differs_from is not None:
-        results.append(same(cond.differs_from, False))
+        results.append(_same(s, cond.differs_from, False))
     for word in ("passes", "fails", "better_than", "worse_than", "no_worse_than"):
         target = getattr(cond, word)
         if target is not None:
-            results.append(judged(word, target))
+            results.append(_judged(s, word, target))
     if cond.recovers is not None:
-        # no worse than good, and better than bad (for the metric's direction)
-        good, bad = judged("no_worse_than", "good"), judged("better_than", "bad")
-        v = _and([good, bad])
-        r = Result(v if cond.recovers else _not(v))
-        _merge(r, [good, bad])
-        results.append(r)
+        results.append(_recovers(s, cond.recovers))
     out = Result(_and(results))
     _merge(out, results)
-    out.measure = m
+    out.measure = s.m
     return out
 
 

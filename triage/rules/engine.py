@@ -86,6 +86,37 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     # Bisects first: rules and predictions may read them ({bisect: ID, first_bad: P}).
     bisects = evaluate_bisects(inv.bisects, ctx)
     units = _units(inv)
+    items, confounds = _evidence(inv, ctx, units, bisects)
+    statuses = _statuses(inv, items)
+    # At most one hypothesis of an exclusive group is confirmed.
+    rivals = _rivals(inv, ctx)
+    exclusive_warnings, exclusive_conflicting = exclusive_conflicts(inv, statuses, items, rivals)
+    override_warnings = _overrides(inv, statuses, items)
+    # A confirmed parent makes its undecided children the next level to decide.
+    next_level: dict[str, list[str]] = {}
+    for h in inv.hypotheses:
+        if h.parent is not None and statuses.get(h.parent) == "confirmed" and statuses.get(h.id) in UNDECIDED:
+            next_level.setdefault(h.parent, []).append(h.id)
+    warnings = _warnings(inv, ctx, statuses, per_config, bisects, confounds, rivals,
+                         list(override_warnings) + exclusive_warnings, exclusive_conflicting)
+    states = recipe_states(inv, ctx, items, statuses, confounds)
+    suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
+    confound_keys: dict[str, list[str]] = {}
+    for c in confounds:
+        confound_keys.setdefault(c.run, []).append(c.key)
+    readings = Readings(ctx, {key: f"confounded ({', '.join(dict.fromkeys(keys))})"
+                              for key, keys in confound_keys.items()})
+    order = {h.id: i for i, h in enumerate(inv.hypotheses)}
+    items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
+    invalid = InvalidRuns({f.config: f.invalid for f in per_config})
+    return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
+                      states, confounds, next_level, invalid, subject_table(ctx, inv.bisects))
+
+
+def _evidence(inv: Investigation, ctx: Context, units: list[Unit],
+              bisects: list[BisectState]) -> tuple[list[EvidenceItem], list[Confound]]:
+    """Every evidence item (rules, predictions, by hand, finished bisects), superseded and
+    confounded ones marked, each once; and the confounds."""
     items, read = _evidence_pieces(units, ctx)
     made = items  # alive while ``read`` names its items by id
     for ev in inv.evidence:
@@ -118,12 +149,16 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
     items = [_flagged(e, "confounded") if confounded and _rests_on(e.runs, confounded, configs, read.get(id(e)))
              else e for e in unique]
     del made
+    return items, confounds
 
+
+def _statuses(inv: Investigation, items: list[EvidenceItem]) -> dict[str, str]:
+    """Each hypothesis's status from its evidence; a ruled-out parent rules out its undecided
+    children (an inherited item in ``items`` says so)."""
     by_h: dict[str, list[EvidenceItem]] = {h.id: [] for h in inv.hypotheses}
     for e in items:
         by_h.setdefault(e.hypothesis, []).append(e)
     statuses = {h: derive_status(es) for h, es in by_h.items()}
-    # A ruled-out parent rules out its undecided children.
     parents = {h.id: h.parent for h in inv.hypotheses}
     for h in inv.hypotheses:
         anc = h.parent
@@ -134,10 +169,11 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
                 items.append(e)
                 statuses[h.id] = "ruled_out"
             anc = parents.get(anc)
-    # At most one hypothesis of an exclusive group is confirmed.
-    rivals = _rivals(inv, ctx)
-    exclusive_warnings, exclusive_conflicting = exclusive_conflicts(inv, statuses, items, rivals)
-    # A status set by hand wins over the derived one, and says so.
+    return statuses
+
+
+def _overrides(inv: Investigation, statuses: dict[str, str], items: list[EvidenceItem]) -> list[Warning_]:
+    """A status set by hand wins over the derived one, and says so (a warning when they differ)."""
     override_warnings: list[Warning_] = []
     for h in inv.hypotheses:
         if h.override is None:
@@ -151,13 +187,13 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
         statuses[h.id] = o.status
         if derived != o.status:
             override_warnings.append(Warning_("override", f"`{h.id}`: {text}"))
-    # A confirmed parent makes its undecided children the next level to decide.
-    next_level: dict[str, list[str]] = {}
-    for h in inv.hypotheses:
-        if h.parent is not None and statuses.get(h.parent) == "confirmed" and statuses.get(h.id) in UNDECIDED:
-            next_level.setdefault(h.parent, []).append(h.id)
+    return override_warnings
 
-    warnings: list[Warning_] = list(override_warnings) + exclusive_warnings
+
+def _warnings(inv: Investigation, ctx: Context, statuses: dict[str, str], per_config: list,
+              bisects: list[BisectState], confounds: list[Confound], rivals: Rivals,
+              warnings: list[Warning_], exclusive_conflicting: set[str]) -> list[Warning_]:
+    """The report's warnings after ``warnings`` (overrides, exclusive groups), in the report's order."""
     for h, s in statuses.items():
         if s == "conflicting" and h not in exclusive_conflicting:
             warnings.append(Warning_("conflict", f"`{h}` has evidence both ways; check the runs behind it"))
@@ -174,18 +210,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
             warnings.append(Warning_("bisect", f"bisect `{b.id}`: {note}"))
     warnings += undistinguished(inv, statuses, rivals)
     warnings += _config_warnings(inv, ctx, per_config)
-    states = recipe_states(inv, ctx, items, statuses, confounds)
-    suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
-    confound_keys: dict[str, list[str]] = {}
-    for c in confounds:
-        confound_keys.setdefault(c.run, []).append(c.key)
-    readings = Readings(ctx, {key: f"confounded ({', '.join(dict.fromkeys(keys))})"
-                              for key, keys in confound_keys.items()})
-    order = {h.id: i for i, h in enumerate(inv.hypotheses)}
-    items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
-    invalid = InvalidRuns({f.config: f.invalid for f in per_config})
-    return Evaluation(items, statuses, ctx.refs, readings, bisects, suggestions, warnings, untested,
-                      states, confounds, next_level, invalid, subject_table(ctx, inv.bisects))
+    return warnings
 
 
 def _config_warnings(inv: Investigation, ctx: Context, per_config: list) -> list[Warning_]:

@@ -14,13 +14,14 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import yaml
 
 from triage.errors import InputError, Problem, RuleFileError
 from triage.inputs import read_bounded
 from triage.rules.schema import Condition, RuleFile, Selector
+from triage.rules.filecheck import check_file
 from triage.rules.yamlread import YAML_LOADER, Path_, parse_yaml
 
 
@@ -303,187 +304,6 @@ def _without_bad_items(data: dict, errors: list[dict], f: LoadedFile) -> RuleFil
         f.dropped.clear()
         f.renumber.clear()
         return None
-
-
-def _conditions(cond: Condition, path: Path_) -> Iterator[tuple[Condition, Path_]]:
-    yield cond, path
-    for key in ("all", "any"):
-        for i, sub in enumerate(getattr(cond, key) or []):
-            yield from _conditions(sub, path + (key, i))
-    if cond.not_ is not None:
-        yield from _conditions(cond.not_, path + ("not",))
-
-
-def check_file(f: LoadedFile) -> list[Problem]:
-    """Checks that need the whole file: names that must exist, duplicate ids."""
-    spec = f.spec
-    problems: list[Problem] = []
-
-    def problem(path: Path_, msg: str, key: bool = False) -> None:
-        line, col = f.where(path, key=key)
-        problems.append(Problem(f.path, line, col, msg))
-
-    for section in ("hypotheses", "recipes", "rules", "bisects", "signatures", "extractors"):
-        seen: set[str] = set()
-        for i, item in enumerate(getattr(spec, section)):
-            if item.id in seen:
-                problem((section, i, "id"), f"duplicate id {item.id!r} in {section}")
-            seen.add(item.id)
-
-    inv = spec.investigation
-    if inv is None:
-        return problems
-    hyp_ids = [h.id for h in spec.hypotheses] + sorted(f.dropped.get("hypotheses", ()))
-    refs = set(inv.references) | f.dropped.get("references", set())
-    rule_ids = {r.id for r in spec.rules} | f.dropped.get("rules", set())
-    bisect_points = {b.id: b.point_labels() for b in spec.bisects}
-
-    def known_hypothesis(name: str, path: Path_, key: bool = False) -> None:
-        if name not in hyp_ids:
-            hint = difflib.get_close_matches(name, hyp_ids, n=1)
-            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-            problem(path, f"unknown hypothesis {name!r}{extra}", key=key)
-
-    def check_condition(cond: Condition, path: Path_) -> None:
-        for c, p in _conditions(cond, path):
-            for key in ("same_as", "differs_from", "better_than", "worse_than", "no_worse_than"):
-                target = getattr(c, key)
-                if isinstance(target, str) and target not in refs:
-                    problem(p + (key,), f"unknown reference {target!r}; define it under investigation.references")
-            for key in ("at_least", "below", "passes", "fails"):
-                bound = getattr(c, key)
-                check_bound(bound, p + (key,))
-            if c.between is not None:
-                for j, bound in enumerate(c.between):
-                    check_bound(bound, p + ("between", j))
-                lo, hi = c.between
-                if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo >= hi:
-                    problem(p + ("between",), f"between needs low < high, got [{lo}, {hi}]")
-            if c.recovers is not None and not {"good", "bad"} <= refs:
-                problem(p + ("recovers",), "recovers needs both a 'good' and a 'bad' reference")
-            if c.bisect is not None:
-                if c.bisect not in bisect_points:
-                    hint = difflib.get_close_matches(c.bisect, list(bisect_points), n=1)
-                    extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-                    problem(p + ("bisect",), f"unknown bisect {c.bisect!r}{extra}")
-                for key in ("first_bad", "last_good"):
-                    point = getattr(c, key)
-                    if point is not None and c.bisect in bisect_points and point not in bisect_points[c.bisect]:
-                        problem(p + (key,), f"{point!r} is not a point of bisect {c.bisect!r}")
-
-    def check_bound(bound: Any, path: Path_) -> None:
-        if isinstance(bound, str):
-            if bound == "gate":
-                if inv.gate is None:
-                    problem(path, "'gate' used but the investigation sets no gate")
-            elif bound not in refs:
-                problem(path, f"unknown reference {bound!r}; use a number, 'gate' or a reference name")
-
-    parents = {h.id: h.parent for h in spec.hypotheses}
-    for i, h in enumerate(spec.hypotheses):
-        if h.parent is not None:
-            if h.parent not in parents:
-                known_hypothesis(h.parent, ("hypotheses", i, "parent"))
-            else:
-                seen_chain, cur = {h.id}, h.parent
-                while cur is not None:
-                    if cur in seen_chain:
-                        problem(("hypotheses", i, "parent"), f"parent cycle through {h.id!r}")
-                        break
-                    seen_chain.add(cur)
-                    cur = parents.get(cur)
-    for i, r in enumerate(spec.recipes):
-        for j, t in enumerate(r.tests):
-            known_hypothesis(t, ("recipes", i, "tests", j))
-        for name, pred in r.predicts.items():
-            known_hypothesis(name, ("recipes", i, "predicts", name), key=True)
-            if pred == "recovers" and not {"good", "bad"} <= refs:
-                problem(("recipes", i, "predicts", name), "recovers needs both a 'good' and a 'bad' reference")
-            if pred == "same_as_bad" and "bad" not in refs:
-                problem(("recipes", i, "predicts", name), "same_as_bad needs a 'bad' reference")
-            if isinstance(pred, Condition):
-                check_condition(pred, ("recipes", i, "predicts", name))
-    for i, rule in enumerate(spec.rules):
-        known_hypothesis(rule.hypothesis, ("rules", i, "hypothesis"))
-        check_condition(rule.when, ("rules", i, "when"))
-        for j, s in enumerate(rule.supersedes):
-            if s not in rule_ids:
-                problem(("rules", i, "supersedes", j), f"unknown rule {s!r}")
-            elif s == rule.id:
-                problem(("rules", i, "supersedes", j), "a rule cannot supersede itself")
-    for i, ev in enumerate(spec.evidence):
-        known_hypothesis(ev.hypothesis, ("evidence", i, "hypothesis"))
-    for i, b in enumerate(spec.bisects):
-        check_condition(b.good_when, ("bisects", i, "good_when"))
-        for outcome, hyps in b.decides.items():
-            for name in hyps:
-                known_hypothesis(name, ("bisects", i, "decides", outcome, name), key=True)
-        labels = b.point_labels()
-        if len(set(labels)) != len(labels):
-            problem(("bisects", i, "points"), "bisect points must be distinct")
-        for j, mark in enumerate(b.marks):
-            if mark.point not in labels:
-                hint = difflib.get_close_matches(mark.point, labels, n=1)
-                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-                problem(("bisects", i, "marks", j, "point"), f"{mark.point!r} is not a point of this bisect{extra}")
-    for i, b in enumerate(spec.bisects):
-        cycle = _bisect_cycle(b.id, {x.id: x.good_when.bisects() for x in spec.bisects})
-        if cycle:
-            problem(("bisects", i, "good_when"), "bisects read each other in a cycle: " + " → ".join(cycle)
-                    + "; a bisect's good_when cannot depend on its own result")
-    for i, group in enumerate(spec.exclusive):
-        for j, name in enumerate(group):
-            known_hypothesis(name, ("exclusive", i, j))
-        if len(set(group)) < 2:
-            problem(("exclusive", i), "an exclusive group needs at least two distinct hypotheses")
-    return problems
-
-
-def _bisect_cycle(start: str, reads: dict[str, set[str]]) -> list[str]:
-    """The cycle of bisects whose good_when read one another through `start`, if any."""
-    stack = [(start, [start])]
-    seen: set[str] = set()
-    while stack:
-        cur, path = stack.pop()
-        for nxt in sorted(reads.get(cur, ())):
-            if nxt == start:
-                return path + [start]
-            if nxt not in seen and nxt in reads:
-                seen.add(nxt)
-                stack.append((nxt, path + [nxt]))
-    return []
-
-
-def direction_warnings(f: LoadedFile) -> list[Problem]:
-    """A bisect's `good_when` whose literal threshold points the wrong way for its metric's direction
-    (`at_least` when lower is better, `below` when higher is better): valid, but likely copied."""
-    inv = f.spec.investigation
-    out: list[Problem] = []
-    if inv is None:
-        return out
-    for i, b in enumerate(f.spec.bisects):
-        for c, p in _conditions(b.good_when, ("bisects", i, "good_when")):
-            metric = c.metric or inv.metric
-            settings = inv.metrics.get(metric)
-            direction = (settings.direction if settings else None) or inv.direction
-            wrong = "at_least" if direction == "lower" else "below"
-            if getattr(c, wrong) is not None:
-                line, col = f.where(p + (wrong,), key=True)
-                out.append(Problem(f.path, line, col, (
-                    f"warning: good_when {wrong} on {metric}, where {direction} is better: a good point would "
-                    f"read as bad; use passes: (direction-aware) or {'below' if wrong == 'at_least' else 'at_least'}:")))
-    return out
-
-
-def noise_warnings(f: LoadedFile) -> list[Problem]:
-    """The investigation's compared metrics with no noise estimate at all (exact comparisons)."""
-    inv = f.spec.investigation
-    if inv is None:
-        return []
-    from triage.rules.context import no_noise_warnings
-
-    line, col = f.where(("investigation", "metric"), key=True)
-    return [Problem(f.path, line, col, f"warning: {text}") for text in no_noise_warnings(inv)]
 
 
 @dataclass
