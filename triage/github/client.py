@@ -30,7 +30,8 @@ What it does on top of httpx:
   :meth:`GitHubClient.retry_budget`, checking for the created object before each
   new attempt -- :func:`triage.github.comments.upsert_comment` does exactly that.
 
-* Errors are one-line :class:`~triage.errors.RuntimeFailure` subclasses (exit 1).
+* Errors are one-line :class:`~triage.errors.RuntimeFailure` subclasses (exit 1),
+  made from a response by :mod:`triage.github.failures`.
   The token is never part of a message, a ``repr`` or a log line: every message
   built here is passed through :meth:`GitHubClient.redact`, and httpx exceptions
   are not chained.
@@ -38,7 +39,6 @@ What it does on top of httpx:
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import os
 import random
@@ -50,7 +50,19 @@ from urllib.parse import urljoin
 import httpx
 
 from triage import __version__
-from triage.errors import InputError, RuntimeFailure
+from triage.errors import InputError
+from triage.github.failures import (  # noqa: F401  (the error classes are the client's API too)
+    GitHubAuthError,
+    GitHubBodyTooLong,
+    GitHubError,
+    GitHubNetworkError,
+    GitHubNotFound,
+    GitHubPermissionError,
+    GitHubRateLimited,
+    GitHubServerError,
+    GitHubValidationError,
+    error_for,
+)
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -73,7 +85,6 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELET
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 SECONDARY_BASE_WAIT = 60.0
-COMMENT_LIMIT = 65_536
 
 log = logging.getLogger("triage.github")
 
@@ -83,92 +94,6 @@ _TOKEN_PATTERNS = re.compile(
     r"(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|"
     r"(?i:(?<=bearer )|(?<=token ))[A-Za-z0-9_.\-]{16,})"
 )
-
-
-# --------------------------------------------------------------------------
-# Errors
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-class GitHubError(RuntimeFailure):
-    """A GitHub API call failed.  One line, exit code 1.
-
-    ``status`` is the HTTP status (None for network errors); ``retryable`` says
-    whether sending the same request again may succeed; ``wait`` is the wait in
-    seconds the response asked for (Retry-After or the rate-limit reset), if
-    any; ``retry_kind`` is "server", "primary", "secondary" or "network".
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        method: str | None = None,
-        path: str | None = None,
-        retryable: bool = False,
-        wait: float | None = None,
-        retry_kind: str | None = None,
-        github_message: str | None = None,
-    ) -> None:
-        super().__init__(_one_line(message))
-        self.status = status
-        self.method = method
-        self.path = path
-        self.retryable = retryable
-        self.wait = wait
-        self.retry_kind = retry_kind
-        self.github_message = github_message
-
-    def _append(self, text: str) -> None:
-        self.message = _one_line(f"{self.message}; {text}")
-        self.args = (self.message,)
-
-
-class GitHubAuthError(GitHubError):
-    """401: the token is missing, expired or wrong."""
-
-
-class GitHubPermissionError(GitHubError):
-    """403 that is not a rate limit: the token lacks a permission."""
-
-
-class GitHubNotFound(GitHubError):
-    """404: wrong repository, number or id (or no access to a private repo)."""
-
-
-class GitHubValidationError(GitHubError):
-    """422: GitHub refused the request body."""
-
-
-class GitHubBodyTooLong(GitHubValidationError):
-    """422 whose message says the comment body is too long."""
-
-
-class GitHubRateLimited(GitHubError):
-    """429, or 403 caused by a primary or secondary rate limit."""
-
-
-class GitHubServerError(GitHubError):
-    """5xx from GitHub or a proxy in front of it."""
-
-
-class GitHubNetworkError(GitHubError):
-    """No HTTP response: connection refused, timeout, connection dropped.
-
-    ``maybe_sent`` is False only when the connection was never established.
-    """
-
-    def __init__(self, message: str, *, maybe_sent: bool = True, **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.maybe_sent = maybe_sent
-
-
-# --------------------------------------------------------------------------
-# Retry budget
 
 
 class RetryBudget:
@@ -234,23 +159,6 @@ class RetryBudget:
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     default = {"http": 80, "https": 443}.get(url.scheme)
     return (url.scheme, url.host, url.port or default)
-
-
-def _parse_retry_after(value: str | None, now: float) -> float | None:
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - now)
 
 
 class GitHubClient:
@@ -519,113 +427,5 @@ class GitHubClient:
         )
 
     def _error_for(self, method: str, url: httpx.URL, resp: httpx.Response, body: Any) -> GitHubError:
-        status = resp.status_code
-        where = f"{method} {self._display(url)}"
-        gh_message, details = "", []
-        try:
-            data = resp.json()
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            gh_message = _one_line(str(data.get("message") or ""))
-            for item in data.get("errors") or []:
-                if isinstance(item, dict):
-                    text = item.get("message") or " ".join(
-                        str(item[k]) for k in ("resource", "field", "code") if item.get(k)
-                    )
-                else:
-                    text = str(item)
-                if text:
-                    details.append(_one_line(str(text)))
-        said = "; ".join(x for x in [gh_message, *details] if x)
-        said = self.redact(said[:500])
-        common = dict(status=status, method=method, path=self._display(url), github_message=gh_message or None)
-        now = self._clock()
-        retry_after = _parse_retry_after(resp.headers.get("retry-after"), now)
-
-        kind = self._rate_limit_kind(status, resp.headers, gh_message)
-        if kind is not None:
-            wait = retry_after
-            if wait is None and resp.headers.get("x-ratelimit-remaining") == "0":
-                reset = resp.headers.get("x-ratelimit-reset")
-                try:
-                    wait = max(0.0, float(reset) - now) + 1.0
-                except (TypeError, ValueError):
-                    wait = None
-            label = "rate limit exhausted" if kind == "primary" else "secondary rate limit hit"
-            return GitHubRateLimited(
-                self.redact(f"GitHub {label} ({status}) for {where}" + (f": {said}" if said else "")),
-                retryable=True,
-                wait=wait,
-                retry_kind=kind,
-                **common,
-            )
-        if status >= 500:
-            return GitHubServerError(
-                self.redact(f"GitHub server error ({status}) for {where}" + (f": {said}" if said else "")),
-                retryable=True,
-                wait=retry_after,
-                retry_kind="server",
-                **common,
-            )
-        if status == 401:
-            if self._token:
-                msg = "GitHub rejected the token (401): set GITHUB_TOKEN or GH_TOKEN to a valid token"
-            else:
-                msg = f"GitHub requires a token (401) for {where}: set GITHUB_TOKEN or GH_TOKEN"
-            return GitHubAuthError(self.redact(msg), **common)
-        if status == 403:
-            return GitHubPermissionError(
-                self.redact(
-                    f"GitHub refused {where} (403): the token lacks permission"
-                    + (f" (GitHub said: {said})" if said else "")
-                    + "; grant it `pull-requests: write` and `issues: write` "
-                    "(workflow `permissions:`), or the `repo` scope for a classic token"
-                ),
-                **common,
-            )
-        if status == 404:
-            what = "the run id" if "/actions/" in url.path else "the PR number"
-            return GitHubNotFound(
-                self.redact(
-                    f"not found: check the repository name OWNER/NAME and {what} "
-                    f"(404 for {where}; a private repository also answers 404 without access)"
-                ),
-                **common,
-            )
-        if status == 422:
-            text = said or "Validation Failed"
-            if "too long" in text.lower():
-                size = ""
-                if isinstance(body, dict) and isinstance(body.get("body"), str):
-                    size = f"the body has {len(body['body']):,} characters; "
-                return GitHubBodyTooLong(
-                    self.redact(
-                        f"GitHub refused the comment as too long (422) for {where}: {text}; "
-                        f"{size}keep a comment at or below {COMMENT_LIMIT:,} characters "
-                        "(shorten the report: fewer runs or shorter log excerpts)"
-                    ),
-                    **common,
-                )
-            return GitHubValidationError(
-                self.redact(f"GitHub refused the request (422) for {where}: {text}"), **common
-            )
-        return GitHubError(
-            self.redact(
-                f"GitHub answered {status} {resp.reason_phrase} for {where}" + (f": {said}" if said else "")
-            ),
-            **common,
-        )
-
-    @staticmethod
-    def _rate_limit_kind(status: int, headers: httpx.Headers, gh_message: str) -> str | None:
-        if status not in (403, 429):
-            return None
-        text = gh_message.lower()
-        if "secondary rate limit" in text or "abuse" in text:
-            return "secondary"
-        if headers.get("x-ratelimit-remaining") == "0":
-            return "primary"
-        if status == 429 or "rate limit" in text or "retry-after" in headers:
-            return "secondary"
-        return None
+        return error_for(resp, method=method, path=self._display(url), url_path=url.path, body=body,
+                         now=self._clock(), has_token=bool(self._token), redact=self.redact)
