@@ -131,7 +131,7 @@ def test_a_lost_answer_is_never_sent_again_and_a_run_without_id_is_found_by_its_
 
 
 def test_run_for_takes_an_open_session_and_a_dry_run_needs_no_client(cli, pilot, tmp_path, monkeypatch):
-    from triage.github.autopilot import run_for
+    from triage.usecases.autopilot import run_for
     from triage.kb import store
 
     with store.session(store.resolve_url(None)) as s:

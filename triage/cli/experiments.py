@@ -87,7 +87,7 @@ def autopilot(
     verdict holds. Each start is recorded and shown in the comment.
     """
     from triage.github import GitHubClient
-    from triage.github.autopilot import run_for
+    from triage.usecases.autopilot import run_for
     from triage.kb import store
 
     url, _ = _open(writes=not dry_run)

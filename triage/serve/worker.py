@@ -15,8 +15,8 @@ For each investigation the run feeds (:func:`~triage.serve.webhook.investigation
    the investigation's turn across replicas
    (:func:`~triage.kb.postlock.post_turn`).  A burst of deliveries makes a
    few posts, not one each, and the last shows every run;
-4. when ``triage.github.autopilot`` exists, its ``run_for(client, db_url,
-   investigation_id)`` runs after each post, under the same lock.
+4. autopilot (:func:`triage.usecases.autopilot.run_for`) takes one step
+   after each post, under the same lock.
 
 A delivery that fails hands off too, once settled: a post left to it is
 made, if no other delivery of the PR is to come.
@@ -32,8 +32,6 @@ structured log line: event, action, delivery id, investigations, outcome, ms.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import logging
 import threading
@@ -94,13 +92,8 @@ class Outcome:
 
 def _autopilot() -> Optional[Callable[..., Any]]:
     """``step(client, db_url, investigation_id) -> str | None``: one autopilot step
-    (``triage.github.autopilot.run_for``), said in a few words when it did something."""
-    if importlib.util.find_spec("triage.github.autopilot") is None:
-        return None
-    module = importlib.import_module("triage.github.autopilot")
-    run_for = getattr(module, "run_for", None)
-    if run_for is None:
-        return None
+    (``triage.usecases.autopilot.run_for``), said in a few words when it did something."""
+    from triage.usecases.autopilot import run_for
 
     def step(client: Any, db_url: str, iid: str) -> Optional[str]:
         from triage.github.client import GitHubError

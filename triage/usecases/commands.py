@@ -23,7 +23,7 @@
 
 Each command is the use case of the CLI command of the same meaning:
 :mod:`triage.usecases.runs`, :mod:`triage.usecases.byhand`,
-``triage.github.autopilot.run_for``.
+``triage.usecases.autopilot.run_for``.
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def _write(s: Any, inv: Any, c: Command, author: str) -> str:
 
 def _run(s: Any, client: Any, iid: str, c: Command, acted: Acted) -> tuple[str, str]:
     """``/triage run [RECIPE …]``: one autopilot step, within its budget."""
-    from triage.github.autopilot import run_for
+    from triage.usecases.autopilot import run_for
 
     try:
         step = run_for(s, iid, client, only=list(c.args) or None)

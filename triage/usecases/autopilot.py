@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 from urllib.parse import quote
 
-from triage.github.client import GitHubClient, GitHubError, GitHubNetworkError, GitHubPermissionError, GitHubServerError
+from triage.github.client import GitHubClient, GitHubNetworkError, GitHubPermissionError, GitHubServerError
 
 __all__ = ["DEFAULT_MAX_RUNS", "LABEL", "Step", "fingerprint", "run_for"]
 
@@ -151,39 +151,19 @@ def run_for(db: Any, investigation_id: str, client: Optional[GitHubClient], dry_
 
 def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool,
           only: Optional[Sequence[str]] = None) -> Step:
-    from triage.kb import models as m
     from triage.kb import store
     from triage.rules.engine import evaluate
 
     inv = store.find_investigation(s, ident=iid)
     bundle = store.load_bundle(s, inv)
     ev = evaluate(bundle)
-    spec = bundle.spec
     lines: list[str] = []
-    budget = spec.autopilot
+    budget = bundle.spec.autopilot
     max_runs, max_cost = (budget.max_runs, budget.max_cost) if budget else (DEFAULT_MAX_RUNS, None)
-    enabled = budget is not None
-    if not enabled:
-        if dry_run or client is None:
-            lines.append(f"autopilot is not enabled for {iid}: the rule file has no autopilot: "
-                         f"(the PR label {LABEL} is not looked up in a dry run)")
-        else:
-            pull = client.get_json(f"/repos/{spec.repo}/pulls/{spec.pr}")
-            names = {lb.get("name") for lb in (pull.get("labels") or []) if isinstance(lb, dict)}
-            enabled = LABEL in names
-            if not enabled:
-                lines.append(f"autopilot is not enabled for {iid}: no autopilot: in the rule file and no "
-                             f"{LABEL} label on {spec.repo}#{spec.pr}")
-    if not dry_run:  # a dry run writes nothing, not even that a run came back
-        in_flight = store.close_dispatches(s, iid, lambda d: _configs(bundle, d))
-    else:
-        in_flight = [d for d in store.dispatches(s, iid) if d.done_at is None]
-    if in_flight:
-        d = in_flight[0]
-        lines.append(f"waiting for {d.suggestion}" + (f" at {d.point}" if d.point else "")
-                     + f" (started {d.at:%Y-%m-%d %H:%M}" + (f", run {d.run_id}" if d.run_id else "")
-                     + "): one run in flight at a time")
-        return Step("waiting", lines)
+    enabled = budget is not None or _labelled(bundle.spec, iid, client, dry_run, lines)
+    waiting = _in_flight(s, iid, bundle, dry_run)
+    if waiting:
+        return Step("waiting", lines + [waiting])
     verdict = _verdict(bundle, ev)
     if verdict:
         return Step("done", lines + [verdict])
@@ -195,7 +175,54 @@ def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool,
     key = fingerprint(bundle.runs)
     if any(d.evaluation == key for d in made):
         return Step("nothing", lines + ["a run was already started for this evaluation: waiting for a new result"])
-    chosen = None
+    chosen = _choose(bundle, ev, only, cost, max_cost, key, lines)
+    if chosen is None:
+        named = f" named ({', '.join(only)})" if only else ""
+        return Step("nothing", lines + [f"nothing to start: no suggestion{named} can be dispatched"])
+    if dry_run or not enabled:
+        lines.append(f"would start {_describe(chosen)}")
+        return Step("would-start" if enabled else "disabled", lines, chosen)
+    assert client is not None
+    return _dispatch(s, iid, bundle.spec, client, chosen, lines)
+
+
+def _labelled(spec: Any, iid: str, client: Optional[GitHubClient], dry_run: bool, lines: list[str]) -> bool:
+    """With no ``autopilot:`` in the rule file: whether the PR carries the label (not looked up in a
+    dry run); why not, in ``lines``."""
+    if dry_run or client is None:
+        lines.append(f"autopilot is not enabled for {iid}: the rule file has no autopilot: "
+                     f"(the PR label {LABEL} is not looked up in a dry run)")
+        return False
+    pull = client.get_json(f"/repos/{spec.repo}/pulls/{spec.pr}")
+    names = {lb.get("name") for lb in (pull.get("labels") or []) if isinstance(lb, dict)}
+    if LABEL not in names:
+        lines.append(f"autopilot is not enabled for {iid}: no autopilot: in the rule file and no "
+                     f"{LABEL} label on {spec.repo}#{spec.pr}")
+        return False
+    return True
+
+
+def _in_flight(s: Any, iid: str, bundle: Any, dry_run: bool) -> Optional[str]:
+    """What a dispatch still in flight is waiting for, if one is (its run recorded closes it, but
+    not in a dry run, which writes nothing)."""
+    from triage.kb import store
+
+    if not dry_run:
+        in_flight = store.close_dispatches(s, iid, lambda d: _configs(bundle, d))
+    else:
+        in_flight = [d for d in store.dispatches(s, iid) if d.done_at is None]
+    if not in_flight:
+        return None
+    d = in_flight[0]
+    return (f"waiting for {d.suggestion}" + (f" at {d.point}" if d.point else "")
+            + f" (started {d.at:%Y-%m-%d %H:%M}" + (f", run {d.run_id}" if d.run_id else "")
+            + "): one run in flight at a time")
+
+
+def _choose(bundle: Any, ev: Any, only: Optional[Sequence[str]], cost: float, max_cost: Optional[float],
+            key: str, lines: list[str]) -> Optional[dict]:
+    """The best suggestion that can be dispatched within the budget; why each one before it was
+    passed over, in ``lines``."""
     for sug in [x for x in ev.suggestions if not only or x.recipe in only]:
         if sug.blocked:
             lines.append(f"passed over {sug.recipe}: fix first: {sug.blocked}")
@@ -208,17 +235,17 @@ def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool,
         if max_cost is not None and cost + c > max_cost:
             lines.append(f"passed over {sug.recipe}: its cost {c:g} would go beyond max_cost {max_cost:g}")
             continue
-        chosen = {"suggestion": sug.recipe, "kind": sug.kind, "point": sug.point, "workflow": target.workflow,
-                  "ref": target.ref, "inputs": {k: _fill(v, fill) for k, v in target.inputs.items()},
-                  "cost": c, "reason": _reason(sug, bundle), "evaluation": key}
-        break
-    if chosen is None:
-        named = f" named ({', '.join(only)})" if only else ""
-        return Step("nothing", lines + [f"nothing to start: no suggestion{named} can be dispatched"])
-    if dry_run or not enabled:
-        lines.append(f"would start {_describe(chosen)}")
-        return Step("would-start" if enabled else "disabled", lines, chosen)
-    assert client is not None
+        return {"suggestion": sug.recipe, "kind": sug.kind, "point": sug.point, "workflow": target.workflow,
+                "ref": target.ref, "inputs": {k: _fill(v, fill) for k, v in target.inputs.items()},
+                "cost": c, "reason": _reason(sug, bundle), "evaluation": key}
+    return None
+
+
+def _dispatch(s: Any, iid: str, spec: Any, client: GitHubClient, chosen: dict, lines: list[str]) -> Step:
+    """Start ``chosen`` through workflow_dispatch and record it (also when GitHub's answer was lost)."""
+    from triage.kb import models as m
+    from triage.kb import store
+
     path = f"/repos/{spec.repo}/actions/workflows/{quote(chosen['workflow'], safe='')}/dispatches"
     body = {"ref": chosen["ref"], "inputs": chosen["inputs"], "return_run_details": True}
     note = None
@@ -240,7 +267,8 @@ def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool,
     store.record_dispatch(s, m.Dispatch(investigation_id=iid, suggestion=chosen["suggestion"], kind=chosen["kind"],
                                         point=chosen["point"], workflow=chosen["workflow"], ref=chosen["ref"],
                                         inputs=chosen["inputs"], cost=chosen["cost"], reason=chosen["reason"],
-                                        evaluation=key, at=store.now(), run_id=run_id, url=url, note=note))
+                                        evaluation=chosen["evaluation"], at=store.now(), run_id=run_id, url=url,
+                                        note=note))
     chosen["run_id"], chosen["url"] = run_id, url
     if note:
         return Step("uncertain", lines + [f"started? {_describe(chosen)}", note], chosen)
