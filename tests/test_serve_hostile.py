@@ -189,11 +189,11 @@ def test_headers_redirects_numbers_and_bodies_are_answered_safely(app_client, ca
 
 
 def test_healthz_reports_a_stuck_worker(app_client, monkeypatch):
-    from triage.serve import app as app_module
+    from triage.serve import worker as worker_module
 
     release = threading.Event()
     monkeypatch.setenv("TRIAGE_MAX_STEP_SECONDS", "0.5")
-    monkeypatch.setattr(app_module.Processor, "handle", lambda self, delivery: release.wait(20))
+    monkeypatch.setattr(worker_module.Processor, "handle", lambda self, delivery: release.wait(20))
     c = app_client
     assert c.get("/healthz").json()["stuck"] == 0
     body = with_run(fixture_bytes(WITH_PR), 7001)
