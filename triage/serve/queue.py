@@ -167,10 +167,6 @@ class Queue:
         with self._beat.begin() as conn:
             return conn.execute(stmt).rowcount
 
-    def posting(self, s: Any, delivery_id: str) -> None:
-        """In the caller's transaction: the delivery's runs are recorded (no post is left to it)."""
-        s.execute(update(m.Delivery).where(m.Delivery.id == delivery_id).values(posting=True))
-
     def finish(self, delivery_id: str, state: str, outcome: str) -> bool:
         """Mark a delivery ``done`` or ``ignored`` (its payload is dropped), or
         ``failed`` for good (its payload kept, for a redelivery to retry); False
