@@ -128,7 +128,10 @@ def test_two_replicas_one_killed_every_delivery_once_one_comment_per_pr(fake_git
                                              if x.get("delivery") in again - held or "lease" in x.get("outcome", ""))
             settles = Counter(x["delivery"] for srv in (one, two) for x in srv.log_lines() if "attempt" in x)
             assert max(settles.values()) == 1 and set(settles) <= set(by_id)
-            assert set(settles) >= set(by_id) - held  # (one it held may have been settled as it was killed)
+            # every delivery's log line, but those the killed replica settled in the instant before the kill
+            # (stored, not yet logged: no holder left, so not in `held`): at most one per worker of it
+            unlogged = set(by_id) - held - set(settles)
+            assert len(unlogged) <= 4, sorted(unlogged)
             # and in the fake GitHub: each delivery fetched its run's jobs once, one the killed replica held twice
             fetched = Counter(c.path.split("/")[-2] for c in fake_github.calls("GET", f"/repos/{REPO}/actions/runs/*/jobs"))
             per_run = Counter(str(rid) for _, _, rid in work)
