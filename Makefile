@@ -47,7 +47,7 @@ bench-check: $(VENV)/.installed-test
 # an hour or more, not in CI; ONLY=stats or ONLY=conditions: one module). Results and the
 # mutants that survive: docs/mutation.md; `.venv/bin/mutmut show NAME` shows one.
 mutation: $(VENV)/.installed-mutation
-	TRIAGE_MUTATION=1 $(BIN)/mutmut run --max-children $(or $(JOBS),2) $(if $(ONLY),'triage.rules.$(ONLY).*')
+	TRIAGE_MUTATION=1 $(BIN)/mutmut run --max-children $(or $(JOBS),2) $(if $(ONLY),'triage.rules.decisions.$(ONLY).*')
 	$(BIN)/mutmut results
 
 # Every benchmark in bench/, one after the other (minutes; QUICK=1: a sanity check).

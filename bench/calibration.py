@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_kinds import ALL, BISECTS, KINDS, BisectKind, Kind  # noqa: E402
 from common import OVER_LIMIT  # noqa: E402
 
-from triage.rules.engine import evaluate  # noqa: E402
+from triage.rules.engine.evaluate import evaluate  # noqa: E402
 
 BOUND = 0.05  # 1 − confidence at the default 0.95
 Z = statistics.NormalDist().inv_cdf(0.975)

@@ -19,8 +19,8 @@ from typing import Callable, Optional
 
 import yaml
 
-from triage.rules.engine import Investigation, RunRec
-from triage.rules.schema import Reference, RuleFile
+from triage.rules.engine.evaluate import Investigation, RunRec
+from triage.rules.language.schema import Reference, RuleFile
 
 # ---------------------------------------------------------------- distributions
 

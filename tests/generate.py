@@ -65,8 +65,8 @@ def huge_model(where: Path, runs: int = 3000) -> dict:
     from triage.ingest.importer import import_file
     from triage.kb import store
     from triage.render.report import build
-    from triage.rules.engine import evaluate
-    from triage.rules.loader import load_rules
+    from triage.rules.engine.evaluate import evaluate
+    from triage.rules.language.loader import load_rules
 
     rules, path = write_huge(where, runs)
     url = f"sqlite:///{where / 'huge.sqlite'}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triage.rules import bisect as bisect_mod
-from triage.rules.context import Context, _provenance_matches, _run_order
-from triage.rules.records import Investigation, RunRec
-from triage.rules.schema import BisectSpec, InvestigationSpec
+from triage.rules.engine import bisect as bisect_mod
+from triage.rules.engine.context import Context, _provenance_matches, _run_order
+from triage.rules.engine.records import Investigation, RunRec
+from triage.rules.language.schema import BisectSpec, InvestigationSpec
 
 IMAGES = ["i1", "i2", "i3", "i4"]
 CONFIGS = ["a", "b", "c"]

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from tests.support.rulelang import HEAD
-from triage.rules.loader import load_file
+from triage.rules.language.loader import load_file
 
 
 def test_check_warns_when_a_comment_cuts_the_text(tmp_path: Path, cli):

@@ -104,7 +104,7 @@ def test_the_chart_pools_repeats_one_bar_per_config_and_bisect_point(cli, seeded
 def _model(runs, signatures=None):
     from tests.support.engine import inv
     from triage.render.report import build
-    from triage.rules.engine import evaluate
+    from triage.rules.engine.evaluate import evaluate
 
     bundle = inv(runs=runs, signatures=signatures)
     return build(bundle, evaluate(bundle))
@@ -113,7 +113,7 @@ def _model(runs, signatures=None):
 def test_warnings_of_one_kind_that_say_the_same_are_one_line():
     from tests.support.engine import run
     from triage.render.report import to_markdown, to_text
-    from triage.rules.engine import SignatureInfo
+    from triage.rules.engine.evaluate import SignatureInfo
 
     sig = {"oom": SignatureInfo("oom", "oom", "ran out of memory", "halve the batch")}
     runs = [run("1", "swap", status="crashed", signature="oom"), run("2", "swap", status="error", signature="oom"),

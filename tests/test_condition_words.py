@@ -1,6 +1,6 @@
 """Issue 24, item 9: every condition word reads as a sentence, and names what decides it.
 
-One describer (:mod:`triage.rules.words`) serves every key of the schema's
+One describer (:mod:`triage.rules.language.words`) serves every key of the schema's
 ``Condition``: predictions' reasons, suggestions' outcomes and the rules a
 suggestion mentions.  Each key has a phrase and a way to list the runs that
 would decide it."""
@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from triage.rules.engine import evaluate
-from triage.rules.schema import Condition
-from triage.rules.words import DECIDED_BY, PHRASES, phrase, targets
+from triage.rules.engine.evaluate import evaluate
+from triage.rules.language.schema import Condition
+from triage.rules.language.words import DECIDED_BY, PHRASES, phrase, targets
 from tests.support.words import inv, run
 
 # key: (the condition, its base phrase, what a run would show, what it compares with)

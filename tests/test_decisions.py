@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from triage.rules.stats import Comparison, Measure, Outcome, at_least, below, compare, judge
+from triage.rules.decisions.stats import Comparison, Measure, Outcome, at_least, below, compare, judge
 
 EPS = 1e-9  # the slack judge allows at a bound (stats._EPS)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 
-from triage.rules.engine import Context, RunRec, SignatureInfo, combined_command, evaluate
+from triage.rules.engine.evaluate import Context, RunRec, SignatureInfo, combined_command, evaluate
 from tests.support.engine import BASE, BISECT, RANKING, bisect_of, img, inv, run
 
 
@@ -473,7 +473,7 @@ def test_a_run_is_valid_exactly_when_it_has_no_reason_to_be_invalid():
     """``Context.valid`` is the quick form of ``invalid_reason(run) is None``."""
     from itertools import product
 
-    from triage.rules.schema import INVALID_STATUSES, STATUSES
+    from triage.rules.language.schema import INVALID_STATUSES, STATUSES
 
     sigs = {"blob": SignatureInfo("blob", "infra", "log purged", "re-run")}
     ctx = Context(inv(signatures=sigs))

@@ -1,7 +1,7 @@
 """What a config's runs say, updated from runs added since instead of worked out from all of them.
 
 After ``add-run`` the evaluation updates the stored facts of the new run's
-config from that run alone (``triage.rules.facts.updated``) when it is the
+config from that run alone (``triage.rules.engine.facts.updated``) when it is the
 newest of the config's runs or has no time; anything else (a run older than
 the newest, a change to an earlier run) works them out from every run.  The
 update must give, to the byte, what working them out again gives.
@@ -14,10 +14,10 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triage.rules.context import Context
-from triage.rules.facts import FACTS, config_facts, updated
-from triage.rules.keys import Keys, keys_text
-from triage.rules.source import ListSource
+from triage.rules.engine.context import Context
+from triage.rules.engine.facts import FACTS, config_facts, updated
+from triage.rules.engine.keys import Keys, keys_text
+from triage.rules.engine.source import ListSource
 from tests.support.bundled import INV, RUNS
 
 CONFIG = "kimik26-fp8-1k1k-1p1d"
@@ -112,7 +112,7 @@ def test_the_facts_keep_every_key_as_one_text() -> None:
                 min_size=0, max_size=5), st.text(st.characters(blacklist_characters="\x00",
                                                                blacklist_categories=("Cs",)), min_size=1))
 def test_a_configs_keys_are_stored_as_their_ids_and_read_back_whole(ids: list, config: str) -> None:
-    from triage.rules.facts import _ids, _keys
+    from triage.rules.engine.facts import _ids, _keys
 
     keys = [f"{i}/{config}" for i in ids]
     assert tuple(_keys(_ids(keys, config), config)) == tuple(keys)
@@ -122,8 +122,8 @@ def test_a_configs_keys_are_stored_as_their_ids_and_read_back_whole(ids: list, c
 @given(st.lists(st.tuples(st.sampled_from([None, "2026-01-01", "2026-01-02", "2026-01-03"]), st.booleans()),
                 max_size=12))
 def test_trailing_invalid_runs_are_counted_as_a_newest_first_walk_reads_them(runs: list) -> None:
-    from triage.rules.context import _run_order
-    from triage.rules.facts import _trailing
+    from triage.rules.engine.context import _run_order
+    from triage.rules.engine.facts import _trailing
 
     recs = [replace(BASE[0], run_id=f"t{i}", time=when) for i, (when, _) in enumerate(runs)]
     why = {id(r): None if ok else "crashed" for r, (_, ok) in zip(recs, runs)}

@@ -31,7 +31,7 @@ def run_ids(body: str) -> list[int]:
 def test_a_small_report_is_left_alone(cli, seeded):
     from triage.kb import store
     from triage.render.report import build
-    from triage.rules.engine import evaluate
+    from triage.rules.engine.evaluate import evaluate
 
     with store.session(store.resolve_url(None)) as s:
         bundle = store.load_bundle(s, store.find_investigation(s, 30433))
@@ -155,7 +155,7 @@ def test_report_fit_on_a_huge_investigation(cli, tmp_path: Path):
 def _seeded_model() -> dict:
     from triage.kb import store
     from triage.render.report import build
-    from triage.rules.engine import evaluate
+    from triage.rules.engine.evaluate import evaluate
 
     with store.session(store.resolve_url(None)) as s:
         bundle = store.load_bundle(s, store.find_investigation(s, 30433))

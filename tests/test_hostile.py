@@ -219,7 +219,7 @@ def test_hostile_text_survives_shortening(cli, hostile):
     from triage.kb import store
     from triage.render import report as render
     from triage.render.fit import fit
-    from triage.rules.engine import evaluate
+    from triage.rules.engine.evaluate import evaluate
 
     with store.session(store.resolve_url(None)) as s:
         bundle = store.load_bundle(s, store.find_investigation(s, 7))

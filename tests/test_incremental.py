@@ -15,8 +15,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triage.rules.engine import evaluate
-from triage.rules.memo import Memo
+from triage.rules.engine.evaluate import evaluate
+from triage.rules.engine.memo import Memo
 from tests.support.bundled import INV, RUNS, apply_edit, edit, edited_alike, through_storage
 
 
@@ -76,7 +76,7 @@ def test_good_and_bad_of_one_value_are_said_not_a_crash() -> None:
 
 
 def test_a_fingerprint_tells_plain_data_apart_and_takes_anything():
-    from triage.rules.memo import fingerprint
+    from triage.rules.engine.memo import fingerprint
 
     state = [["b1", "p3", "bad", "run-1/c\x00run-2/c"], 0.878, None, 1319]
     assert fingerprint(state) == fingerprint([list(x) if isinstance(x, list) else x for x in state])

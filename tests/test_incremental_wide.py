@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from bench import wide
 from tests.support.bundled import edited_alike
-from triage.rules.engine import Investigation, SignatureInfo, evaluate
-from triage.rules.loader import load_rules
-from triage.rules.testing import _runrecs
+from triage.rules.engine.evaluate import Investigation, SignatureInfo, evaluate
+from triage.rules.language.loader import load_rules
+from triage.usecases.ruletests import _runrecs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,7 +103,7 @@ def test_rivals_from_the_table_are_those_each_recipe_tells_apart(seed: int) -> N
     a recipe's prediction or a rule over its runs reads them differently."""
     import json
 
-    from triage.rules.discriminate import RIVALS, _configs_read, reading, rival_table, telling_apart
+    from triage.rules.next.discriminate import RIVALS, _configs_read, reading, rival_table, telling_apart
 
     inv, _ = _wide(seed, 150)
     table = rival_table(inv)

@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from triage.rules.keys import Invalid, InvalidRuns, Keys
-from triage.rules.memo import CONFOUNDS  # imported here: its first import is slower than the examples' deadline
-from triage.rules.records import Confound
+from triage.rules.engine.keys import Invalid, InvalidRuns, Keys
+from triage.rules.engine.memo import CONFOUNDS  # imported here: its first import is slower than the examples' deadline
+from triage.rules.engine.records import Confound
 
 key = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), min_size=1, max_size=8)
 
@@ -170,7 +170,7 @@ def test_invalid_runs_by_config_say_what_the_merge_says(parts: dict, probes: lis
 @given(st.lists(st.tuples(st.sampled_from(["1", "a/b", "x"]) | key, st.sampled_from(["c", "b/c", "d/e/f"]) | key),
                 max_size=6))
 def test_the_configs_keys_may_be_of_are_each_split_of_each_key_once(pairs: list) -> None:
-    from triage.rules.keys import configs_of, splits
+    from triage.rules.engine.keys import configs_of, splits
 
     keys = [f"{run_id}/{config}" for run_id, config in pairs]
     want = list(dict.fromkeys(c for k in keys for _, c in splits(k)))
@@ -188,7 +188,7 @@ def test_a_key_is_found_at_its_place_among_keys_kept_whole_or_as_ids() -> None:
 
 
 def test_a_lazy_list_reads_as_its_tuple_and_keeps_its_text() -> None:
-    from triage.rules.keys import Lazy
+    from triage.rules.engine.keys import Lazy
 
     made = Lazy('[{"sha": "1", "image": "a"}, {"image": "b"}]', lambda row: tuple(row.items()))
     assert made.text.startswith("[{")  # nothing decoded until looked into
@@ -213,9 +213,9 @@ def test_confounds_read_back_as_they_were_stored(rows: list) -> None:
 def test_evidence_read_back_keeps_the_key_it_was_stored_with(runs: list, verdict: str, flag: bool) -> None:
     """A stored item carries its key (a digest of its runs past 20): read back, and
     flagged after, it is the key the item works out afresh."""
-    from triage.rules.evidence import _flagged
-    from triage.rules.memo import EVIDENCE
-    from triage.rules.records import EvidenceItem
+    from triage.rules.engine.evidence import _flagged
+    from triage.rules.engine.memo import EVIDENCE
+    from triage.rules.engine.records import EvidenceItem
 
     item = EvidenceItem("h1", "r1", verdict, "because", tuple(runs), ("invalid-run",) if flag else ())
     back = EVIDENCE.decode(json.loads(json.dumps(EVIDENCE.encode([item]))))[0]

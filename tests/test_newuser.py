@@ -343,7 +343,7 @@ def test_every_input_form_in_the_table_records_the_same_value(cli, tmp_path):
 def test_the_readme_names_every_manual_verdict_the_cli_takes(cli):
     import re
 
-    from triage.rules.schema import THEN_ALIASES
+    from triage.rules.language.schema import THEN_ALIASES
 
     said = README.split("**Manual evidence**", 1)[1].split("\n\n")[0]
     words = set(re.findall(r"`([a-z_]+)`", said))
@@ -364,7 +364,7 @@ def test_the_readme_says_how_long_the_suite_takes_and_how_to_run_one_file():
 
 
 def test_many_unnamed_configs_are_one_warning():
-    from triage.rules.configcheck import config_warnings
+    from triage.rules.language.configcheck import config_warnings
 
     spec = {"id": "x", "metric": "m", "base": "base"}
     recorded = ["base"] + [f"extra{i}" for i in range(8)]

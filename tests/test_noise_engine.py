@@ -6,9 +6,9 @@ import textwrap
 
 import yaml
 
-from triage.rules.context import Context
-from triage.rules.engine import Investigation, RunRec, base_run, evaluate
-from triage.rules.schema import RuleFile
+from triage.rules.engine.context import Context
+from triage.rules.engine.evaluate import Investigation, RunRec, base_run, evaluate
+from triage.rules.language.schema import RuleFile
 
 LATENCY = """
 schema_version: 1
@@ -349,7 +349,7 @@ def test_check_refuses_unknown_references_in_direction_words(tmp_path):
     import pytest
 
     from triage.errors import RuleFileError
-    from triage.rules.loader import load_rules
+    from triage.rules.language.loader import load_rules
 
     path = tmp_path / "lat.yaml"
     path.write_text(textwrap.dedent(LATENCY) + "rules:\n  - {id: r, hypothesis: cache, when: {better_than: fast}, then: supports}\n"

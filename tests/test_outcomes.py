@@ -9,8 +9,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from triage.rules.engine import Context, Investigation, RunRec, SignatureInfo, evaluate
-from triage.rules.schema import RuleFile
+from triage.rules.engine.evaluate import Context, Investigation, RunRec, SignatureInfo, evaluate
+from triage.rules.language.schema import RuleFile
 
 BISECT = """
 hypotheses:
@@ -108,9 +108,9 @@ def test_fail_rate_counts_the_declared_outcomes(failure, counts):
 
 @pytest.mark.parametrize("failure, n", [("", 3), ("failure: [failed, timeout, oom]", 5)])
 def test_count_and_distinct_count_the_declared_outcomes(failure, n):
-    from triage.rules.conditions import evaluate_condition
-    from triage.rules.records import V
-    from triage.rules.schema import Condition
+    from triage.rules.decisions.conditions import evaluate_condition
+    from triage.rules.engine.records import V
+    from triage.rules.language.schema import Condition
 
     ctx = Context(bundle(failure, _mixed(), text=RATE, metric="fail_rate"))
     res = evaluate_condition(Condition(config="main", count=5), ctx, None)
@@ -121,9 +121,9 @@ def test_count_and_distinct_count_the_declared_outcomes(failure, n):
 
 
 def test_a_status_condition_names_outcomes_and_error_is_infra():
-    from triage.rules.conditions import evaluate_condition
-    from triage.rules.records import V
-    from triage.rules.schema import Condition
+    from triage.rules.decisions.conditions import evaluate_condition
+    from triage.rules.engine.records import V
+    from triage.rules.language.schema import Condition
 
     runs = _mixed() + [RunRec("9", "main", "error")]
     ctx = Context(bundle("failure: [failed, timeout]", runs, text=RATE, metric="fail_rate"))
@@ -166,7 +166,7 @@ def test_a_signature_without_an_outcome_stays_no_result_even_when_its_status_is_
 def test_valid_is_invalid_reason_none_for_every_outcome_and_declaration():
     from itertools import product
 
-    from triage.rules.schema import STATUSES
+    from triage.rules.language.schema import STATUSES
 
     for failure in ("", "failure: [timeout]", "failure: [failed, oom, infra]"):
         ctx = Context(bundle(failure, signatures=OOM))

@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 from tests.conftest import EXAMPLE_RUNS
 from tests.support.bundled import INV as BUNDLED
 from tests.support.bundled import RUNS, apply_edit, edit, outcome_of, through_storage
-from triage.rules.context import Context
-from triage.rules.engine import ahead_units, evaluate, work_ahead
-from triage.rules.memo import Memo
-from triage.rules.schema import RuleSpec
+from triage.rules.engine.context import Context
+from triage.rules.engine.evaluate import ahead_units, evaluate, work_ahead
+from triage.rules.engine.memo import Memo
+from triage.rules.language.schema import RuleSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 # The bundled investigation, and a rule that reads a bisect (only where the bisects are can it be worked out).
@@ -120,7 +120,8 @@ def test_pieces_of_another_key_are_not_taken_and_taken_pieces_serve_once() -> No
 
 _SCRIPT = r"""
 import json, os, sys
-from triage.kb import alongside, parallel
+from triage.ingest import alongside
+from triage.kb import parallel
 seen = {}
 for module in (parallel, alongside):
     if os.environ.get("HELPER_FAILS") == "raise":

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triage.rules.context import FAIL_RATE, Context
-from triage.rules.memo import track
-from triage.rules.records import Investigation, RunRec
-from triage.rules.schema import InvestigationSpec, Selector
+from triage.rules.engine.context import FAIL_RATE, Context
+from triage.rules.engine.memo import track
+from triage.rules.engine.records import Investigation, RunRec
+from triage.rules.language.schema import InvestigationSpec, Selector
 
 CONFIGS = ["a", "b", "c"]
 

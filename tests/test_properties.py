@@ -38,7 +38,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(doc=documents)
 def test_the_rule_loader_reports_problems_for_any_document(doc, tmp_path_factory):
-    from triage.rules.loader import load_file
+    from triage.rules.language.loader import load_file
 
     path = tmp_path_factory.mktemp("rules") / "x.yaml"
     body = {"schema_version": 1, **doc} if isinstance(doc, dict) else doc
@@ -51,7 +51,7 @@ def test_the_rule_loader_reports_problems_for_any_document(doc, tmp_path_factory
 @SETTINGS
 @given(text=st.text(max_size=300))
 def test_the_rule_loader_reports_problems_for_any_text(text, tmp_path_factory):
-    from triage.rules.loader import load_file
+    from triage.rules.language.loader import load_file
 
     path = tmp_path_factory.mktemp("rules") / "x.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")

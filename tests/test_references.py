@@ -6,9 +6,9 @@ import textwrap
 
 import yaml
 
-from triage.rules.context import Context
-from triage.rules.engine import RunRec, evaluate
-from triage.rules.schema import RuleFile
+from triage.rules.engine.context import Context
+from triage.rules.engine.evaluate import RunRec, evaluate
+from triage.rules.language.schema import RuleFile
 from tests.support.references import inv
 
 NIGHTLY = """

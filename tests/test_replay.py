@@ -7,14 +7,14 @@ import json
 from tests.conftest import EXAMPLE_RUNS, RULES
 from tests.support.engine import PARENT as SUGGEST_PARENT
 from tests.support.engine import inv, run
-from triage.rules.engine import Investigation, SignatureInfo
-from triage.rules.replay import replay
+from triage.rules.engine.evaluate import Investigation, SignatureInfo
+from triage.rules.next.replay import replay
 from tests.support.replay import FIRST_BAD, START
 
 
 def bundled() -> Investigation:
-    from triage.rules.loader import load_rules
-    from triage.rules.testing import _runrecs
+    from triage.rules.language.loader import load_rules
+    from triage.usecases.ruletests import _runrecs
 
     rs = load_rules([RULES])
     spec = next(i.spec for i in rs.investigations if i.spec.investigation.id == "kimik26-disagg")

@@ -114,7 +114,7 @@ def test_json_report_is_valid_and_sorted(cli, seeded):
 
 def test_hypotheses_are_shown_as_a_tree_children_under_their_parent():
     from triage.render.report import build, to_markdown
-    from triage.rules.engine import evaluate
+    from triage.rules.engine.evaluate import evaluate
     from tests.support.engine import BASE, inv
 
     base = BASE.replace("  - {id: mode, title: Mode}\n",
@@ -138,7 +138,7 @@ def test_hypotheses_are_shown_as_a_tree_children_under_their_parent():
 
 def test_a_suggestion_without_a_run_template_says_to_start_it_by_hand():
     from triage.render.report import build, to_markdown, to_text
-    from triage.rules.engine import evaluate
+    from triage.rules.engine.evaluate import evaluate
     from tests.support.engine import BASE, inv
 
     bundle = inv(base=BASE.replace("    run: ci run -f configs={ids}\n  - id: eager", "  - id: eager"))

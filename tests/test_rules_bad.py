@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.rules.loader import load_file, load_rules
+from triage.rules.language.loader import load_file, load_rules
 from triage.errors import RuleFileError
 
 BAD = Path(__file__).resolve().parent / "rules_bad"

@@ -70,7 +70,7 @@ def test_configs_read_ahead_are_as_each_configs_own_read(cli, rules_dir, tmp_pat
 
 
 def test_the_configs_read_again_are_those_of_the_pieces_whose_runs_changed() -> None:
-    from triage.rules.memo import Memo, configs_again
+    from triage.rules.engine.memo import Memo, configs_again
 
     now = {"a": "2", "b": "1", "c": "1", "d": "5"}
     memo = Memo({

@@ -193,7 +193,7 @@ def test_a_stored_evaluation_equals_a_full_one_after_any_edits(cli, seeded: Path
 
 
 def test_an_unchanged_knowledge_base_is_not_evaluated_again(cli, seeded: Path, monkeypatch) -> None:
-    import triage.rules.engine as engine
+    import triage.rules.engine.evaluate as engine
 
     before = cli("report", "--pr", PR, "--format", "json").out
     calls = []
@@ -285,7 +285,7 @@ def test_add_run_sets_up_no_table_mapping(cli, rules_dir: Path, tmp_path: Path) 
 
 
 def test_an_unchanged_rule_file_is_not_parsed_again(cli, rules_dir: Path, monkeypatch) -> None:
-    from triage.rules import loader
+    from triage.rules.language import loader
 
     _other_investigations(rules_dir, 3)
     parsed: list[str] = []
@@ -312,7 +312,7 @@ def test_an_unchanged_rule_file_is_not_parsed_again(cli, rules_dir: Path, monkey
 
 
 def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path, monkeypatch) -> None:
-    from triage.rules import cache, loader
+    from triage.rules.language import cache, loader
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "c"))
     shutil.copytree(RULES, tmp_path / "rules")
@@ -327,7 +327,7 @@ def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path, monkeypatch) -> N
 def test_rule_files_are_keyed_by_their_resolved_paths(tmp_path: Path, monkeypatch) -> None:
     """A file's key is its resolved path, each directory resolved once: through a linked
     directory, a linked file, a relative path, a name that is not a file's."""
-    from triage.rules.cache import path_keys
+    from triage.rules.language.cache import path_keys
 
     real = tmp_path / "real"
     (real / "sub").mkdir(parents=True)
@@ -458,7 +458,7 @@ def test_an_installed_wheel_stamps_its_code_by_content_a_checkout_by_its_files(t
     """A CI job installs triage afresh each time: the same wheel must stamp alike (its
     RECORD's hashes), or every job would evaluate every investigation again; a checkout,
     edited in place, is stamped by its files' sizes and times."""
-    from triage.kb.snapshot import stamp_of
+    from triage.stamp import stamp_of
 
     site = tmp_path / "site"
     (site / "triage").mkdir(parents=True)

@@ -285,7 +285,7 @@ def test_a_delivery_that_fails_on_its_way_makes_the_post_left_to_it(fake_github,
 def test_a_dashboard_page_reads_the_stored_view_and_evaluates_only_after_new_runs(seeded, cli, monkeypatch):
     """A page of an unchanged investigation is the stored view `report` shows, read without an
     evaluation; after a new run, the page evaluates it (and stores it for the next reader)."""
-    from triage.rules import engine
+    from triage.rules.engine import evaluate as engine
     from triage.serve import dashboard
 
     from triage.render.report import to_json

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from triage.rules.similar import Decision, KnownHypothesis, find_similar, similarity
+from triage.rules.next.similar import Decision, KnownHypothesis, find_similar, similarity
 
 
 def known(id_: str, title: str, text: str = "", status: str = "open", pr: int = 2) -> KnownHypothesis:

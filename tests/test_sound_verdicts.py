@@ -7,8 +7,8 @@ import textwrap
 
 import yaml
 
-from triage.rules.engine import Investigation, RunRec, evaluate
-from triage.rules.schema import RuleFile
+from triage.rules.engine.evaluate import Investigation, RunRec, evaluate
+from triage.rules.language.schema import RuleFile
 
 
 def inv(text: str, runs=()) -> Investigation:

@@ -1,4 +1,4 @@
-"""Tests for triage.rules.stats, checked against numbers derived by hand."""
+"""Tests for triage.rules.decisions.stats, checked against numbers derived by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from statistics import NormalDist
 
 import pytest
 
-from triage.rules.stats import (
+from triage.rules.decisions.stats import (
     Check,
     Comparison,
     Measure,

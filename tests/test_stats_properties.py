@@ -11,7 +11,7 @@ hyp = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from triage.rules.stats import SAME_WORDS, WORDS, Measure, Outcome, Tolerance, at_least, compare, judge  # noqa: E402
+from triage.rules.decisions.stats import SAME_WORDS, WORDS, Measure, Outcome, Tolerance, at_least, compare, judge  # noqa: E402
 
 SETTINGS = settings.get_profile("stats-properties")  # tests/conftest.py: 300 examples, fewer under mutation
 

@@ -8,7 +8,7 @@ import pytest
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-from triage.rules.distributions import fisher_exact, newcombe, t_quantile, wilson, z_quantile  # noqa: E402
+from triage.rules.decisions.distributions import fisher_exact, newcombe, t_quantile, wilson, z_quantile  # noqa: E402
 
 Z95 = z_quantile(0.975)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from tests.support.references import inv
-from triage.rules.engine import RunRec, evaluate
-from triage.rules.memo import Memo
+from triage.rules.engine.evaluate import RunRec, evaluate
+from triage.rules.engine.memo import Memo
 
 BUMP = """
 schema_version: 1

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.support.engine import BISECT, PARENT, RANKING, inv, run
-from triage.rules.engine import SignatureInfo, evaluate
-from triage.rules.suggest import Outcome, rank
+from triage.rules.engine.evaluate import SignatureInfo, evaluate
+from triage.rules.next.suggest import Outcome, rank
 
 
 # --------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def test_outcomes_come_from_a_function_that_can_be_replaced():
             return [Outcome("recovers", 1.0, (("h1", "confirmed"),))]
         return []
 
-    from triage.rules.context import Context
+    from triage.rules.engine.context import Context
 
     i = inv(base=RANKING)
     ranked = rank(i, Context(i), ev.statuses, ev.bisects, ev.recipes, ev.next_level, outcomes=only_wide)

@@ -14,9 +14,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support.words import inv, run
-from triage.rules.engine import evaluate
-from triage.rules.schema import Condition
-from triage.rules.words import targets
+from triage.rules.engine.evaluate import evaluate
+from triage.rules.language.schema import Condition
+from triage.rules.language.words import targets
 
 PREDICTS = """
 hypotheses: [{id: m, title: M}]

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from triage.errors import InputError
-from triage.render.env import render_string
+from triage.sandbox import render_string
 
 VALUES = {"value": "0.500", "gate": "0.900", "ref": {}, "runs": []}
 

@@ -4,7 +4,7 @@ an evaluation that reuses the stored pieces, kept for the next reader.
 What ``triage report`` and ``triage post`` show, and what the dashboard's pages show:
 on an unchanged knowledge base a view costs a few indexed queries
 (:mod:`triage.kb.snapshot`), not an evaluation; after new runs, the pieces that read
-them are worked out again (:mod:`triage.rules.memo`) and the view is stored anew.
+them are worked out again (:mod:`triage.rules.engine.memo`) and the view is stored anew.
 Above the knowledge base, the engine and the renderer: it uses all three.
 """
 
@@ -24,8 +24,8 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     from the stored pieces and write nothing (a read-only session)."""
     from triage.kb import pieces, snapshot, store
     from triage.kb.runsource import DbSource
-    from triage.rules.engine import evaluate
-    from triage.rules.memo import configs_again
+    from triage.rules.engine.evaluate import evaluate
+    from triage.rules.engine.memo import configs_again
 
     if keep:
         store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
@@ -74,7 +74,7 @@ def model(s: Any, inv: Any, *, runs: Optional[int] = DEFAULT_RUNS, full: bool = 
     with "Seen elsewhere" and what autopilot started."""
     from triage.kb import snapshot, store
     from triage.render.report import dispatch_lines
-    from triage.rules.similar import DEFAULT_THRESHOLD
+    from triage.rules.next.similar import DEFAULT_THRESHOLD
 
     fp = snapshot.fingerprint(s, inv.id)
     kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
@@ -107,7 +107,7 @@ def seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list
     from dataclasses import replace
 
     from triage.kb import elsewhere
-    from triage.rules import similar
+    from triage.rules.next import similar
 
     matches = similar.find_similar(hypotheses, elsewhere.known_hypotheses(s, inv.id), threshold=min_score)
     decided = {(k.investigation, k.id): k for k in elsewhere.decisions_of(s, [x.other for x in matches])}

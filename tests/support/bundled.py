@@ -9,10 +9,10 @@ from typing import Callable
 
 from hypothesis import strategies as st
 
-from triage.rules.engine import Investigation, SignatureInfo, evaluate
-from triage.rules.loader import load_rules
-from triage.rules.memo import Memo
-from triage.rules.testing import _runrecs
+from triage.rules.engine.evaluate import Investigation, SignatureInfo, evaluate
+from triage.rules.language.loader import load_rules
+from triage.rules.engine.memo import Memo
+from triage.usecases.ruletests import _runrecs
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,8 @@ import textwrap
 
 import yaml
 
-from triage.rules.engine import Investigation
-from triage.rules.schema import RuleFile
+from triage.rules.engine.evaluate import Investigation
+from triage.rules.language.schema import RuleFile
 
 
 def inv(text: str, runs=()) -> Investigation:

@@ -6,8 +6,8 @@ import textwrap
 
 import yaml
 
-from triage.rules.engine import Investigation, RunRec
-from triage.rules.schema import RuleFile
+from triage.rules.engine.evaluate import Investigation, RunRec
+from triage.rules.language.schema import RuleFile
 
 
 HEAD = """

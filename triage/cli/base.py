@@ -108,7 +108,7 @@ def _open(create: bool = False, *, writes: Optional[bool] = None) -> tuple[str, 
     that ``writes`` (by default, one that may ``create``), and read by any
     other from a private copy (:mod:`triage.kb.readonly`)."""
     from triage.kb import store
-    from triage.rules.cache import CachedSet, load_rules
+    from triage.rules.language.cache import CachedSet, load_rules
 
     paths = _rule_paths()
     ruleset = load_rules(paths) if paths else CachedSet([])  # the loader (and YAML) only for a changed file
@@ -143,7 +143,7 @@ def _ready_to_evaluate() -> None:
     import triage.kb.runsource  # noqa: F401
     import triage.kb.snapshot  # noqa: F401
     import triage.render.report  # noqa: F401
-    import triage.rules.engine  # noqa: F401
+    import triage.rules.engine.evaluate  # noqa: F401
 
 
 # Control characters (ESC sequences, CR overwrites, bells) and bidirectional

@@ -52,8 +52,8 @@ def replay(
     median of random orders. Nothing is written to the knowledge base.
     """
     from triage.kb import store
-    from triage.rules.replay import replay as run_replay
-    from triage.rules.replay import trace
+    from triage.rules.next.replay import replay as run_replay
+    from triage.rules.next.replay import trace
 
     url, _ = _open()
     with store.session(url) as s:

@@ -244,11 +244,11 @@ def import_(
     """
     if _import_results(file, format, pr, repo, run_id, config, status):
         return
-    from triage.ingest.importer import guess_format, import_file
+    from triage.ingest import alongside, importer
     from triage.inputs import check_regular
-    from triage.kb import alongside, configruns, parallel, store
+    from triage.kb import configruns, parallel, store
 
-    fmt = guess_format(file, format, results=True)
+    fmt = importer.guess_format(file, format, results=True)
     if file != "-":
         check_regular(file)  # before anything opens it: a FIFO blocks
     url, _ = _open(create=True)
@@ -262,7 +262,7 @@ def import_(
         try:
             with _progress(f"importing {file}", total) as update:
                 tick = (lambda done, _size: update(done)) if update is not None else None
-                result = import_file(s, file, default_investigation=default, fmt=fmt, progress=tick,
+                result = importer.import_file(s, file, default_investigation=default, fmt=fmt, progress=tick,
                                      overwrite=overwrite, writer=writer)
             # A replaced run may keep its config's count, largest id and newest write
             # (a record older than the config's newest run): re-derive every piece.
@@ -332,7 +332,8 @@ def export(
     import io
 
     from triage.ingest.importer import guess_format
-    from triage.ingest.records import dumps, run_to_record, write_csv
+    from triage.ingest.records import dumps, write_csv
+    from triage.kb.runs import run_to_record
     from triage.kb import store
 
     fmt = guess_format(str(output) if output is not None else "-", format)

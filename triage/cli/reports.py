@@ -209,7 +209,7 @@ def similar(
     import json
 
     from triage.kb import store
-    from triage.rules.engine import UNDECIDED
+    from triage.rules.engine.evaluate import UNDECIDED
 
     _check_format(format, "text", "json")
     url, _ = _open()

@@ -47,7 +47,7 @@ def init(
     examples of a rule, a bisect, a signature and an extractor; and
     rules/tests/ID.test.yaml with two cases.
     """
-    from triage.rules import scaffold
+    from triage.rules.language import scaffold
 
     paths = _rule_paths()
     where = Path(paths[0]) if paths and not paths[0].endswith((".yaml", ".yml")) else Path("rules")
@@ -76,10 +76,10 @@ def check(
     """
     from triage.errors import RuleFileError
     from triage.kb import configruns, store
-    from triage.rules.configcheck import config_problems
-    from triage.rules.decides import describe
-    from triage.rules.filecheck import direction_warnings, noise_warnings
-    from triage.rules.loader import load_rules
+    from triage.rules.language.configcheck import config_problems
+    from triage.rules.engine.decides import describe
+    from triage.rules.language.filecheck import direction_warnings, noise_warnings
+    from triage.rules.language.loader import load_rules
 
     _check_format(format, "text", "json")
     targets = [str(p) for p in paths] if paths else _rule_paths()
@@ -139,7 +139,7 @@ def test_rules(
     Nothing is read from or written to the knowledge base. Exits 1 when a
     case fails, 2 when a test or rule file is bad.
     """
-    from triage.rules.testing import default_test_dirs, find_test_files, run_test_file
+    from triage.usecases.ruletests import default_test_dirs, find_test_files, run_test_file
 
     _check_format(format, "text", "json")
     targets = list(paths) if paths else default_test_dirs(_rule_paths())

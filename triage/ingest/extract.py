@@ -1,7 +1,7 @@
 """Extractors: pull metrics, a status and provenance out of a CI log.
 
 An extractor is a regular expression with named groups, run by RE2 (linear
-time; see :mod:`triage.ingest.userregex` for what it refuses):
+time; see :mod:`triage.rules.language.userregex` for what it refuses):
 
 * ``kind="metric"``: group ``value`` is the number (``float``), optional group
   ``n`` the sample count (``int``); ``name`` is the metric.  Without a group
@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from triage.errors import InputError
 from triage.ingest.logs import ANSI, Block, blocks, hit_lines
-from triage.ingest.userregex import UserRegexError, compile_user
+from triage.rules.language.userregex import UserRegexError, compile_user
 from triage.numbers import in_range
 
 __all__ = [

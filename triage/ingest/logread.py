@@ -43,7 +43,7 @@ from triage.ingest.matcher import Match, Matcher, SignatureSpec
 from triage.ingest.scan import Scan
 from triage.errors import InputError
 from triage.ingest.runs import metric_scales, proportion_problem
-from triage.rules.schema import outcome
+from triage.rules.language.schema import outcome
 from triage.kb import store
 
 __all__ = [

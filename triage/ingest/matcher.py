@@ -52,7 +52,7 @@ overall score would pass; a rule author who expects that writes a regex
 signature.  Exact matches are unaffected: a line whose normalised text
 contains the signature contains its anchor word too.  Lines longer than
 16 KiB are normalised and scored on their first 16 KiB only.  Regex
-signatures are always run by RE2 (:mod:`triage.ingest.userregex`: linear
+signatures are always run by RE2 (:mod:`triage.rules.language.userregex`: linear
 time; ``\\w``, ``\\d``, ``\\b`` are ASCII there), whatever the engine of the
 prefilter; a regex that needs backtracking (look-arounds, back-references)
 is refused with the reason.
@@ -70,7 +70,7 @@ from triage.errors import InputError
 from triage.ingest.anchors import anchor_candidates, choose_anchors, identifier_words
 from triage.ingest.logs import Block, LogReader, blocks, hit_lines
 from triage.ingest.normalise import fuzzy_form, normalise
-from triage.ingest.userregex import UserRegexError, compile_user
+from triage.rules.language.userregex import UserRegexError, compile_user
 
 try:  # RE2 runs the prefilter as a DFA; Python's re is the fallback.
     import re2 as _re2
@@ -140,7 +140,7 @@ class _Literal:
 class _Regex:
     index: int
     spec: SignatureSpec
-    rx: Any  # RE2 (triage.ingest.userregex)
+    rx: Any  # RE2 (triage.rules.language.userregex)
     block_rx: Any  # the same with (?m), for block passes over bytes
     in_re2: bool  # part of the combined prefilter
 

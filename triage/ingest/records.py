@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, NamedTuple, Optional
 
 from triage.errors import InputError
@@ -40,7 +40,7 @@ from triage.ingest.runs import (
     parse_time, proportion_problem,
 )
 from triage.kb.store import RunInput
-from triage.rules.schema import ALIASES, STATUSES
+from triage.rules.language.schema import ALIASES, STATUSES
 
 FIELDS = (
     "investigation", "run_id", "config", "status", "metrics", "provenance", "url", "time", "note",
@@ -350,36 +350,6 @@ def record_to_input(rec: Any, where: str, scales: Optional[ScalesOf] = None) -> 
     )
 
 
-def run_to_record(run: Any) -> dict:
-    """A stored run as a record (the inverse of ``record_to_input``)."""
-    rec = {
-        "investigation": run.investigation_id,
-        "run_id": run.run_id,
-        "config": run.config,
-        "status": run.status,
-        "metrics": {k: dict(v) for k, v in sorted(run.metrics.items())},
-        "provenance": dict(sorted(run.provenance.items())),
-        "url": run.url,
-        "time": run.time.isoformat() if run.time else None,
-        "note": run.note,
-        "log_excerpt": run.log_excerpt,
-        "signature": run.signature_id,
-        "signature_line": run.signature_line,
-        "excluded": run.excluded,
-        "excluded_reason": run.excluded_reason,
-        "updated_at": _utc_text(run.updated_at),
-    }
-    return {k: v for k, v in rec.items() if v is not None and v != {} or k in ("run_id", "config", "status")}
-
-
-def _utc_text(t: Optional[datetime]) -> Optional[str]:
-    """A stored time as ISO 8601 in UTC, to the microsecond (SQLite gives it back without a zone)."""
-    if t is None:
-        return None
-    t = t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
-    return t.isoformat(timespec="microseconds")
-
-
 def dumps(rec: dict) -> str:
     return json.dumps(rec, ensure_ascii=False, sort_keys=False)
 
@@ -407,7 +377,7 @@ def csv_header(records: Iterable[dict]) -> list[str]:
 
 
 def record_to_csv(rec: dict, header: list[str]) -> list[str]:
-    """One record (as :func:`run_to_record` gives it) as a CSV row."""
+    """One record (as :func:`triage.kb.runs.run_to_record` gives it) as a CSV row."""
     out = []
     metrics, prov = rec.get("metrics", {}), rec.get("provenance", {})
     for col in header:

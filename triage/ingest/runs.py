@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Optional
 from triage import limits
 from triage.errors import InputError
 from triage.numbers import out_of_range
-from triage.rules.schema import OUTCOMES, STATUSES, outcome
+from triage.rules.language.schema import OUTCOMES, STATUSES, outcome
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*\Z")  # \Z: "$" would take a final newline
 #: The largest sample count (the knowledge base's integers are 32-bit on PostgreSQL).

@@ -21,7 +21,7 @@ def known_hypotheses(s: Session, exclude: str) -> list[Any]:
     """Every other investigation's hypotheses with their stored status, in one
     query; what decided them is read by :func:`decisions_of` for the few that
     match, so nothing here grows with other investigations' evidence."""
-    from triage.rules.similar import KnownHypothesis
+    from triage.rules.next.similar import KnownHypothesis
 
     h, i = m.Hypothesis.__table__, m.Investigation.__table__
     q = (select(i.c.id, i.c.repo, i.c.pr, h.c.id, h.c.title, h.c.spec, h.c.status)
@@ -39,7 +39,7 @@ def decisions_of(s: Session, known: Sequence[Any]) -> list[Any]:
 
     from sqlalchemy import tuple_
 
-    from triage.rules.similar import Decision
+    from triage.rules.next.similar import Decision
 
     if not known:
         return []

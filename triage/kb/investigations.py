@@ -54,9 +54,9 @@ def load_bundle(s: Session, inv: m.Investigation, *, runs: bool = True) -> Any:
 
     ``runs`` False: no runs; the engine reads them a config at a time from the
     bundle's ``source`` (``triage.kb.runsource``)."""
-    from triage.rules import schema
-    from triage.rules.engine import Investigation as Bundle
-    from triage.rules.engine import SignatureInfo
+    from triage.rules.language import schema
+    from triage.rules.engine.evaluate import Investigation as Bundle
+    from triage.rules.engine.evaluate import SignatureInfo
 
     iid = inv.id
 
@@ -91,7 +91,7 @@ def load_bundle(s: Session, inv: m.Investigation, *, runs: bool = True) -> Any:
 
 def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
     """(metrics, configs) the investigation's definitions name (no runs read)."""
-    from triage.rules.names import known_names as walk
+    from triage.rules.language.names import known_names as walk
 
     parts = [select(t.c.spec).where(t.c.investigation_id == inv.id)
              for t in (m.Recipe.__table__, m.Rule.__table__, m.Bisect.__table__)]
@@ -118,7 +118,7 @@ def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str,
     """A point judged by hand (kept when rule files reload; a disagreeing run makes the point flaky)."""
     import difflib
 
-    from triage.rules import schema
+    from triage.rules.language import schema
 
     rows = {r.id: r for r in s.execute(select(m.Bisect).where(m.Bisect.investigation_id == iid)).scalars()}
     if bisect not in rows:
@@ -176,7 +176,7 @@ def runs_of_rows(batches: Any) -> list[Any]:
     then ``pk``, the JSON columns as their text and times as the database gives them
     back.  The one way a run is read: from the knowledge base (:func:`run_records`)
     or from rows about to be written (:mod:`triage.kb.parallel`)."""
-    from triage.rules.engine import RunRec
+    from triage.rules.engine.evaluate import RunRec
 
     decode = _json_decode()
     # Runs that recorded the same metrics or provenance share one (read-only) mapping, and

@@ -323,7 +323,7 @@ class EvaluationPiece(_Table, table=True):
     """A piece of an investigation's last evaluation (a rule's evidence, a bisect's
     state, what one config's runs say), with what it read and the fingerprints of
     that as it was: the next evaluation reuses it while they hold.  The piece named
-    "" holds what every piece rests on (see ``triage.rules.memo``)."""
+    "" holds what every piece rests on (see ``triage.rules.engine.memo``)."""
 
     investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
     name: str = Field(primary_key=True)

@@ -1,16 +1,16 @@
 """An evaluation in two processes, for the large ones.
 
 A whole evaluation of a large investigation (the one after an import of
-100,000 runs) is mostly pieces that need no other (:mod:`triage.rules.memo`):
+100,000 runs) is mostly pieces that need no other (:mod:`triage.rules.engine.memo`):
 each bisect, rule, prediction and recipe's confounds, and what each config's
 runs say.  :func:`start` forks a helper process; both then work out these
-units (:func:`triage.rules.engine.ahead_units`), the helper from the first
+units (:func:`triage.rules.engine.evaluate.ahead_units`), the helper from the first
 (the bisects, which rules may read) on, this process from the last (configs'
 facts) back, each taking a unit by marking it in memory both share, until
 they meet.  A unit that reads a bisect is the helper's.  The helper reads
 from a snapshot of its own and sends what it worked out, encoded as stored
 pieces are, through a pipe; this process then takes in both its own pieces
-and the helper's (:meth:`~triage.rules.memo.Memo.adopt`), and its evaluation
+and the helper's (:meth:`~triage.rules.engine.memo.Memo.adopt`), and its evaluation
 uses each only where what it read holds, like any stored piece: a helper
 that read another snapshot, failed or died costs time, never a different
 evaluation.
@@ -55,14 +55,14 @@ def worth_it(runs: int) -> bool:
 
 
 class _Units:
-    """An evaluation's units (:func:`~triage.rules.engine.ahead_units`) and, in memory
+    """An evaluation's units (:func:`~triage.rules.engine.evaluate.ahead_units`) and, in memory
     both processes share, whose each one is: the helper takes them from the
     first on, this process from the last back, and they meet in the middle.  Two
     that take one unit at the same moment both work it out: time lost, nothing
     else."""
 
     def __init__(self, inv: Any, configs: list[str], flags: mmap.mmap) -> None:
-        from triage.rules.engine import ahead_units
+        from triage.rules.engine.evaluate import ahead_units
 
         self.units = ahead_units(inv, configs)
         self._index = {name: i for i, (name, _) in enumerate(self.units)}
@@ -181,7 +181,7 @@ class Helper(Process):
     def help(self, s: Any, inv: Any, memo: Any) -> None:
         """Before ``memo``'s evaluation of ``inv``: work out the units the helper has
         not taken, from the last back, then take in what both worked out."""
-        from triage.rules.engine import work_ahead
+        from triage.rules.engine.evaluate import work_ahead
 
         units = _Units(inv, self._configs, self._flags)
         memo.claim = units.claim(_MINE)
@@ -227,7 +227,7 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) 
     from triage.kb.investigations import load_bundle
     from triage.kb.models import Investigation
     from triage.kb.runsource import DbSource
-    from triage.rules.engine import work_ahead
+    from triage.rules.engine.evaluate import work_ahead
 
     with Session(read_engine(url)) as s:
         bundle = load_bundle(s, s.get(Investigation, iid), runs=False)

@@ -1,4 +1,4 @@
-"""Stored evaluation pieces: read before an evaluation, written after it (see ``triage.rules.memo``).
+"""Stored evaluation pieces: read before an evaluation, written after it (see ``triage.rules.engine.memo``).
 
 What each piece read is JSON text; its data, msgpack (plain lists, texts and
 numbers, as JSON holds them, decoded the same)."""
@@ -13,7 +13,7 @@ from sqlmodel import Session
 from triage.kb import models as m
 from triage.kb.db import json_text
 from triage.kb.investigations import _json_decode
-from triage.rules.memo import Memo
+from triage.rules.engine.memo import Memo
 
 #: The piece that holds what every piece rests on.
 KEY = ""

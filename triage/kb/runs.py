@@ -315,8 +315,6 @@ def find_runs(s: Session, iid: str, run_id: str, config: Optional[str] = None) -
 
 def delete_runs(s: Session, runs: Sequence[m.Run], because: str) -> None:
     """Remove runs, keeping each whole record and the reason in ``run_deletion``."""
-    from triage.ingest.records import run_to_record
-
     at = now()
     written: dict[str, set[str]] = {}
     for iid in sorted({r.investigation_id for r in runs}):
@@ -336,4 +334,31 @@ def run_deletions(s: Session, iid: str) -> list[m.RunDeletion]:
     return list(s.execute(q).scalars())
 
 
+def run_to_record(run: Any) -> dict:
+    """A stored run as a record (the inverse of ``record_to_input``)."""
+    rec = {
+        "investigation": run.investigation_id,
+        "run_id": run.run_id,
+        "config": run.config,
+        "status": run.status,
+        "metrics": {k: dict(v) for k, v in sorted(run.metrics.items())},
+        "provenance": dict(sorted(run.provenance.items())),
+        "url": run.url,
+        "time": run.time.isoformat() if run.time else None,
+        "note": run.note,
+        "log_excerpt": run.log_excerpt,
+        "signature": run.signature_id,
+        "signature_line": run.signature_line,
+        "excluded": run.excluded,
+        "excluded_reason": run.excluded_reason,
+        "updated_at": _utc_text(run.updated_at),
+    }
+    return {k: v for k, v in rec.items() if v is not None and v != {} or k in ("run_id", "config", "status")}
 
+
+def _utc_text(t: Optional[datetime]) -> Optional[str]:
+    """A stored time as ISO 8601 in UTC, to the microsecond (SQLite gives it back without a zone)."""
+    if t is None:
+        return None
+    t = t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+    return t.isoformat(timespec="microseconds")

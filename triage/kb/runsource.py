@@ -1,4 +1,4 @@
-"""Runs for the engine from the knowledge base, a config at a time (see ``triage.rules.source``).
+"""Runs for the engine from the knowledge base, a config at a time (see ``triage.rules.engine.source``).
 
 Each config's fingerprint is its runs' count, largest key, newest write and
 the sum of their write times (``updated_at``, which every write of a run
@@ -20,8 +20,8 @@ from sqlmodel import Session
 from triage.kb import configruns
 from triage.kb import models as m
 from triage.kb.investigations import run_records
-from triage.rules.records import RunRec
-from triage.rules.source import Token, config_and_keys, digest
+from triage.rules.engine.records import RunRec
+from triage.rules.engine.source import Token, config_and_keys, digest
 
 
 class DbSource:

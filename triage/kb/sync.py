@@ -11,7 +11,7 @@ from sqlmodel import Session
 from triage.errors import InputError
 from triage.kb import models as m
 from triage.kb.db import now
-from triage.rules.cache import path_keys
+from triage.rules.language.cache import path_keys
 
 
 def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:

@@ -14,10 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import quote
 
-from triage import limits
-from triage.errors import InputError
 from triage.render.commands import wrap
-from triage.render.sandbox import check_template, render_string  # noqa: F401  (rule-file templates)
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _HTML = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;"})

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from triage.render.runs import runs_of
-from triage.rules.keys import configs_of as configs_named
-from triage.rules.stats import fmt
+from triage.rules.engine.keys import configs_of as configs_named
+from triage.rules.decisions.stats import fmt
 
 MARKER_PREFIX = "<!-- triage:investigation="
 COMMENT_LIMIT = 65536
@@ -68,13 +68,13 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     ``runs_total`` says how many there are.
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
-    ``similar`` (from ``triage.rules.similar.find_similar``) the "Seen
+    ``similar`` (from ``triage.rules.next.similar.find_similar``) the "Seen
     elsewhere" section.  ``dispatched`` (what autopilot started) is left empty:
     it changes without the runs, so the caller fills it on every report
     (:func:`dispatch_lines`).
     """
     from triage.render import digest, pictures
-    from triage.rules.engine import combined_command
+    from triage.rules.engine.evaluate import combined_command
 
     spec = bundle.spec
     index = runs_of(bundle)
@@ -218,7 +218,7 @@ def _evidence(e: Any, refs: _RunRefs, short: Any, decisive: list) -> dict:
 
 def _run_row(r: Any, spec: Any, recipes: dict, ev: Any, short: Any) -> dict:
     """One row of the runs table."""
-    from triage.rules.engine import num
+    from triage.rules.engine.evaluate import num
 
     recipe = recipes.get(r.config)
     change = recipe.change if recipe is not None else ("base" if spec.base and r.config == spec.base else "")

@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any, Optional
 
-from triage.rules.stats import fmt
+from triage.rules.decisions.stats import fmt
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 # bar, gate, good, bad: the order of the series below

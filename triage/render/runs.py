@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
-from triage.rules.keys import splits
+from triage.rules.engine.keys import splits
 
 
 class ListRuns:

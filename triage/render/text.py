@@ -10,7 +10,7 @@ from typing import Any
 
 from triage.render.commands import wrap
 from triage.render.report import STATUS_WORDS, VERDICT_WORDS
-from triage.rules.stats import fmt
+from triage.rules.decisions.stats import fmt
 
 
 def to_text(model: dict, width: int = 110, color: bool = False) -> str:

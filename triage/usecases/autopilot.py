@@ -152,7 +152,7 @@ def run_for(db: Any, investigation_id: str, client: Optional[GitHubClient], dry_
 def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool,
           only: Optional[Sequence[str]] = None) -> Step:
     from triage.kb import store
-    from triage.rules.engine import evaluate
+    from triage.rules.engine.evaluate import evaluate
 
     inv = store.find_investigation(s, ident=iid)
     bundle = store.load_bundle(s, inv)

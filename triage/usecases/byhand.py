@@ -19,7 +19,7 @@ def check_mark(verdict: str, because: str) -> None:
 
 
 def check_evidence(verdict: str, because: str) -> None:
-    from triage.rules.schema import THEN_ALIASES
+    from triage.rules.language.schema import THEN_ALIASES
 
     if verdict not in THEN_ALIASES:
         raise InputError(f"--verdict {verdict!r}: expected rules_out, confirms, supports or inconclusive")
@@ -44,7 +44,7 @@ def evidence_in(s: Any, iid: str, hypothesis: str, verdict: str, because: str, a
                 runs: Sequence[str] = (), source: str = "cli") -> str:
     """Record manual evidence in the session ``s`` (not evaluated); what was done, in a few words."""
     from triage.kb import store
-    from triage.rules.schema import THEN_ALIASES
+    from triage.rules.language.schema import THEN_ALIASES
 
     check_evidence(verdict, because)
     store.add_manual_evidence(s, iid, hypothesis, THEN_ALIASES[verdict], because, author, list(runs), source=source)

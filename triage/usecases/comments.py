@@ -122,7 +122,7 @@ def _cut(line: str) -> str:
 
 def _one(line: str) -> Command | str:
     """A command line read, or why it cannot be."""
-    from triage.rules.schema import THEN_ALIASES
+    from triage.rules.language.schema import THEN_ALIASES
 
     rest = line[len("/triage"):].strip()
     if not rest:

@@ -63,7 +63,7 @@ def _with_results(s: Any, inv: Any, items: list, base_id: str, results: list[str
 def _check_names(s: Any, inv: Any, data: Any, strict: bool, note: Callable[[str], None]) -> None:
     """Warn (or with ``strict`` refuse) a metric or config the investigation never names: a typo, most likely."""
     from triage.kb import store
-    from triage.rules.names import closest
+    from triage.rules.language.names import closest
 
     metrics, configs = store.known_names(s, inv)
     problems = []

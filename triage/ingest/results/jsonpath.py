@@ -64,7 +64,7 @@ def _status(d: Mapping[str, Any], value: Any) -> Any:
 def apply_extractors(path: str, doc: Any, extractors: Sequence[Mapping[str, Any]], found: Found) -> None:
     """Each JSON extractor's value from ``doc`` into ``found`` (the first declared wins)."""
     from triage.ingest.runs import check_text
-    from triage.rules.schema import outcome as outcome_of
+    from triage.rules.language.schema import outcome as outcome_of
 
     seen: set[str] = set()
     for d in extractors:

@@ -1,0 +1,199 @@
+"""What one run says at a glance, and repeats of one config that disagree beyond noise."""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Optional, Sequence
+
+from triage.rules.decisions import stats
+from triage.rules.engine.context import Context
+from triage.rules.engine.records import (
+    RunRec,
+    SubjectTable,
+    Warning_,
+)
+from triage.rules.language.schema import BisectSpec
+from triage.rules.decisions.stats import Outcome, fmt
+from triage.rules.engine.subjects import subject_context, subject_of
+
+# --------------------------------------------------------------------------
+# Readings, suggestions, the whole evaluation
+
+
+def reading(run: RunRec, ctx: Context) -> str:
+    """One short phrase: what this run's primary metric says."""
+    why = ctx.invalid_reason(run, brief=True)
+    if why is not None:
+        return why
+    if ctx.spec.subject is not None and subject_of(run, ctx.spec.subject) is not None:
+        ctx = subject_context(ctx, subject_of(run, ctx.spec.subject) or "")  # its own references and gate
+    metric = ctx.spec.metric
+    if not ctx.has_metric(run, metric):
+        return "probe" if run.metrics else "no " + metric
+    m = ctx.measure([run], metric)
+    assert m is not None
+    return ", ".join(_said(m, ctx))
+
+
+def _said(m: stats.Measure, ctx: Context) -> list[str]:
+    """What a measure of the primary metric says against good, bad and the gate."""
+    bits = []
+    exact = []
+    for name in ("bad", "good"):
+        ref, _ = ctx.refs.get(name, (None, ""))
+        if ref is None:
+            continue
+        c = stats.compare(m, ref, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
+        if c.outcome is Outcome.SAME:
+            bits.append(f"≈ {name}")
+        elif c.method == "exact":
+            exact.append((abs(c.delta), name, c.delta))
+    if not bits and len(exact) == 2:  # no noise known: say which of good and bad it is nearest
+        _, name, delta = min(exact)
+        bits.append(f"nearest {name} (Δ {stats.fmt_delta(delta)}, no noise known)")
+    if ctx.spec.gate is not None:
+        passes = m.value >= ctx.spec.gate if ctx.spec.direction == "higher" else m.value <= ctx.spec.gate
+        bits.append("passes gate" if passes else "fails gate")
+    return bits
+
+
+def subject_table(ctx: Context, bisects: Sequence[BisectSpec]) -> Optional[SubjectTable]:
+    """With subjects: each subject's valid runs per config (a bisect's points apart), each cell its
+    pooled value and what it says in that subject's own terms."""
+    key = ctx.spec.subject
+    if key is None:
+        return None
+    metric = ctx.spec.metric
+    cells: dict[tuple[str, str], list[RunRec]] = {}
+    columns: dict[tuple[str, int, int], str] = {}  # (config, bisect, point) -> label, in the order met
+    firsts: dict[str, int] = {}
+    for r in ctx.runs:
+        subject = subject_of(r, key)
+        if subject is None or not ctx.valid(r) or not ctx.has_metric(r, metric):
+            continue
+        place = _point_of(r, bisects)
+        order = firsts.setdefault(r.config, len(firsts))
+        label = ctx.short(r.config) + (f" @ {place[2]}" if place else "")
+        columns.setdefault((order, *(place[:2] if place else (-1, -1))), label)
+        cells.setdefault((subject, label), []).append(r)
+    labels = [label for _, label in sorted(columns.items())]
+    subjects = dict.fromkeys([*ctx.spec.subjects, *(s for s, _ in cells)])
+    rows = []
+    for subject in subjects:
+        sub = subject_context(ctx, subject)
+        row = []
+        for label in labels:
+            m = sub.measure(cells[subject, label], metric) if (subject, label) in cells else None
+            said = [] if m is None else [_GATE.get(bit, bit) for bit in _said(m, sub)]
+            row.append("" if m is None else " ".join([fmt(m.value), *said]))
+        rows.append((subject, tuple(row)))
+    return SubjectTable(key, tuple(labels), tuple(rows))
+
+
+_GATE = {"passes gate": "✓ gate", "fails gate": "✗ gate"}
+
+
+def _point_of(run: RunRec, bisects: Sequence[BisectSpec]) -> Optional[tuple[int, int, str]]:
+    """(the bisect, the point, its label) a run was recorded at, if any."""
+    for i, b in enumerate(bisects):
+        configs = None if b.config is None else [b.config] if isinstance(b.config, str) else b.config
+        if configs is not None and run.config not in configs:
+            continue
+        axis = [b.axis] if isinstance(b.axis, str) else list(b.axis)
+        got = tuple(run.provenance.get(k) for k in axis)
+        if None in got:
+            continue
+        values = [(p,) if isinstance(p, str) else tuple(p) for p in b.points]
+        at = tuple(str(x) for x in got)
+        if at in values:
+            return i, values.index(at), b.point_labels()[values.index(at)]
+    return None
+
+
+
+class Readings(dict):
+    """Each run's reading, computed when first asked for: a report shows the
+    newest runs, not the hundred thousand an investigation may hold."""
+
+    def __init__(self, ctx: Context, notes: Optional[Mapping[str, str]] = None) -> None:
+        super().__init__()
+        self._ctx = ctx
+        self._notes = notes or {}  # run key -> what its reading adds ("confounded (image)")
+        self._at_hand: dict[str, RunRec] = {}
+
+    def prime(self, runs: Sequence[RunRec]) -> None:
+        """Runs a view has at hand already: their readings need not look them up."""
+        self._at_hand.update((r.key, r) for r in runs)
+
+    def __missing__(self, key: str) -> str:
+        run = self._at_hand.get(key) or self._ctx.by_key.get(key)
+        if run is None:
+            raise KeyError(key)
+        value, note = reading(run, self._ctx), self._notes.get(key)
+        if note:
+            value = f"{value}; {note}" if value else note
+        self[key] = value
+        return value
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+#: A group of repeats: (its provenance as sorted pairs, the place of its first run,
+#: its lowest run and its highest as (run id, value, n)), the first of equal values.
+Group = tuple[tuple[tuple[str, str], ...], int, tuple[str, float, Optional[int]], tuple[str, float, Optional[int]]]
+
+
+def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable[[RunRec], bool]] = None,
+                  into: Optional[dict[str, dict]] = None) -> dict[str, dict[tuple, Group]]:
+    """Per config, its valid runs with the primary metric grouped by provenance (less the
+    keys ``ignore_provenance`` names), first seen first; ``into``: groups to add the runs to."""
+    metric = ctx.spec.metric
+    ignore = set(ctx.spec.ignore_provenance)
+    if valid is None:
+        valid = ctx.valid
+    out: dict[str, dict[tuple, Group]] = into if into is not None else {}
+    seen: dict[int, tuple] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its key
+    config, groups = None, {}  # the runs of one config come one after another: its groups at hand
+    for r in runs:
+        if metric in r.metrics and valid(r):
+            prov = seen.get(id(r.provenance))
+            if prov is None:
+                prov = seen[id(r.provenance)] = tuple(sorted(
+                    (k, v) for k, v in r.provenance.items() if k not in ignore))
+            if r.config != config:
+                config = r.config
+                groups = out.get(config)
+                if groups is None:
+                    groups = out[config] = {}
+            value, n = r.metrics[metric]
+            g = groups.get(prov)
+            if g is None:
+                groups[prov] = (prov, ctx.order(r), (r.run_id, value, n), (r.run_id, value, n))
+            else:
+                _, first, lo, hi = g
+                if value < lo[1] or value > hi[1]:
+                    groups[prov] = (prov, first, (r.run_id, value, n) if value < lo[1] else lo,
+                                    (r.run_id, value, n) if value > hi[1] else hi)
+    return out
+
+
+def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) -> list[tuple[int, Warning_]]:
+    """The groups whose lowest and highest runs differ beyond noise, with the place of their first run."""
+    metric = ctx.spec.metric
+    out = []
+    for _, first, lo, hi in groups.values():
+        if lo[0] == hi[0] and lo[1] == hi[1]:
+            continue  # one run, or runs of one value
+        one = lambda x: ctx.measure([RunRec(x[0], config, "passed", {metric: (x[1], x[2])})], metric)  # noqa: E731
+        high, low = one(hi), one(lo)  # with the metric's declared noise
+        assert high is not None and low is not None
+        c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
+        if c.different and c.method != "exact":
+            out.append((first, Warning_("repeats", (
+                f"runs of {ctx.short(config)} with the same provenance disagree: {hi[0]} "
+                f"{fmt(hi[1])} vs {lo[0]} {fmt(lo[1])} ({c.noise}); "
+                "they are pooled as repeats: exclude the bad one or record what differs"))))
+    return out

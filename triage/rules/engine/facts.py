@@ -1,0 +1,307 @@
+"""What one config's runs say, worked out once per config and kept while its runs are unchanged.
+
+Everything the evaluation needs of every run (which runs decide nothing and
+why, repeats that disagree, values that are not proportions, where each
+recipe stands, how many attempts in a row gave no result) is read per config
+here, so that an evaluation after one new run reads that run's config and
+the stored facts of the others (:mod:`triage.rules.engine.memo`).  Entries that are
+merged across configs carry the place of their first run in the order
+recorded, so that merged they read as one pass over every run would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from triage.rules.engine import summary
+from triage.rules.engine.context import Context, _run_order
+from triage.rules.engine.keys import Invalid, Keys, Lazy
+from triage.rules.engine.memo import Codec
+from triage.rules.decisions.readings import Group, repeat_groups, repeat_warnings
+from triage.rules.engine.records import RunRec
+
+
+@dataclass(frozen=True)
+class ConfigFacts:
+    config: str
+    keys: Sequence[str] = ()  # its runs' keys, oldest first (by time, then as recorded); read back as Keys
+    valid: Sequence[str] = ()  # those that can decide something, in the same order
+    newest_why: str = ""  # why the newest run decides nothing ("" when it is valid)
+    newest_blocker: str = ""  # its known failure that a plain re-run will not fix
+    trailing_invalid: int = 0  # newest runs in a row that decided nothing
+    valid_metrics: tuple[str, ...] = ()  # the metrics some valid run records
+    valid_ns: tuple[int, ...] = ()  # the sample counts of the primary metric in valid runs
+    invalid: Sequence[tuple[int, str, str]] = ()  # (order, key, why in brief) of each run that decides nothing
+    inconclusive: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per reason runs decide nothing
+    repeats: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per group of disagreeing repeats
+    unscaled: tuple[tuple[str, tuple[int, int, float, int]], ...] = ()  # see Context.unscaled
+    provenances: tuple[tuple[tuple[str, str], ...], ...] = ()  # the valid runs' distinct provenances
+    valid_provenance: tuple[int, ...] = ()  # per valid run (as in ``valid``), its provenance's place there
+    # What a new run updates the facts from (:func:`updated`), without the config's other runs:
+    said: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()  # per reason: (it, first's order, count, first ids)
+    groups: tuple[Group, ...] = ()  # repeats by provenance (triage.rules.decisions.readings.repeat_groups)
+    newest_time: str = ""  # the newest run's time ("" for none)
+    untimed: int = 0  # runs without a time (the oldest, in the order recorded)
+    untimed_valid: int = 0  # those of them that can decide something
+
+
+def config_facts(config: str, ctx: Context) -> ConfigFacts:
+    from triage.rules.next.suggest import _blocker
+
+    runs: Sequence[RunRec] = ctx.by_config.get(config, [])
+    if not runs:
+        return ConfigFacts(config)
+    reason = ctx.invalid_reason
+    why = {id(r): reason(r) for r in runs}  # once per run: everything below reads it
+    ordered = sorted(runs, key=_run_order)
+    valid = [r for r in ordered if why[id(r)] is None]
+    invalid = [r for r in runs if why[id(r)] is not None]
+    brief = {id(r): reason(r, brief=True) or "" for r in invalid}
+    newest = ordered[-1]
+    metric = ctx.spec.metric
+    provenances: dict[tuple[tuple[str, str], ...], int] = {}
+    place_of: dict[int, int] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its place
+    valid_provenance = []
+    for r in valid:
+        place = place_of.get(id(r.provenance))
+        if place is None:
+            place = place_of[id(r.provenance)] = provenances.setdefault(tuple(r.provenance.items()), len(provenances))
+        valid_provenance.append(place)
+    said: dict[str, list] = {}  # reason -> [first's order, count, first ids]
+    for r in invalid:
+        _say(said, why[id(r)], r, ctx)
+    trailing = _trailing(ordered, why)
+    groups = repeat_groups(runs, ctx, valid=lambda r: why[id(r)] is None).get(config, {})
+    return _made(
+        config, ctx,
+        keys=tuple(r.key for r in ordered),
+        valid=tuple(r.key for r in valid),
+        newest_why=brief[id(newest)] if why[id(newest)] is not None else "",
+        newest_blocker=_blocker(newest, ctx) if why[id(newest)] is not None else "",
+        trailing_invalid=trailing,
+        valid_metrics=tuple(sorted({m for r in valid for m in r.metrics})),
+        valid_ns=tuple(sorted({n for r in valid if metric in r.metrics and (n := r.metrics[metric][1])})),
+        invalid=tuple((ctx.order(r), r.key, brief[id(r)]) for r in invalid),
+        said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
+        groups=tuple(groups.values()),
+        unscaled=tuple(ctx.unscaled(runs).items()),
+        provenances=tuple(provenances),
+        valid_provenance=tuple(valid_provenance),
+        newest_time=newest.time or "",
+        untimed=sum(1 for r in runs if not r.time),
+        untimed_valid=sum(1 for r in valid if not r.time),
+    )
+
+
+def _say(said: dict[str, list], why: str, run: RunRec, ctx: Context) -> None:
+    """Count a run that decides nothing under its reason: [first's order, count, first ids]."""
+    entry = said.get(why)
+    if entry is None:
+        said[why] = [ctx.order(run), 1, [run.run_id]]
+    else:
+        entry[1] += 1
+        if len(entry[2]) < summary.NAMED:
+            entry[2].append(run.run_id)
+
+
+def _trailing(ordered: Sequence[RunRec], why: dict) -> int:
+    """The newest runs in a row that decided nothing: newest time first, runs of one
+    time in the order recorded (as a stable sort newest first walks them)."""
+    count, end = 0, len(ordered)
+    while end:
+        start = end - 1
+        when = ordered[start].time or ""
+        while start and (ordered[start - 1].time or "") == when:
+            start -= 1
+        for r in ordered[start:end]:
+            if why[id(r)] is None:
+                return count
+            count += 1
+        end = start
+    return count
+
+
+def _made(config: str, ctx: Context, was: Optional[ConfigFacts] = None, **fields: Any) -> ConfigFacts:
+    """The facts, with the warnings that follow from them (``was``: facts whose groups of
+    repeats, where unchanged, say what they said)."""
+    said, groups = fields["said"], fields["groups"]
+    if was is None:
+        repeats = [(order, w.message) for order, w in repeat_warnings(config, {g[0]: g for g in groups}, ctx)]
+    else:  # a group's warning carries the place of its first run: one per group
+        before, said_before = set(was.groups), dict(was.repeats)
+        changed = {g[0]: g for g in groups if g not in before}
+        fresh = dict((order, w.message) for order, w in repeat_warnings(config, changed, ctx))
+        repeats = [(g[1], text) for g in groups
+                   if (text := (fresh.get(g[1]) if g[0] in changed else said_before.get(g[1]))) is not None]
+    return ConfigFacts(
+        config, **fields,
+        inconclusive=tuple((first, f"{summary.head_of(count, ids, config, ctx.short)}: {w}")
+                           for w, first, count, ids in said),
+        repeats=tuple(repeats),
+    )
+
+
+def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[ConfigFacts]:
+    """``old`` with runs recorded after it (in the order recorded), or None when one of
+    them is neither newer than every run before it nor without a time (the facts
+    then come from all the config's runs): what an evaluation after ``add-run``
+    does instead of reading the config's thousands of runs again."""
+    from triage.rules.next.suggest import _blocker
+
+    metric = ctx.spec.metric
+    keys, valid = _Growing(old.keys), _Growing(old.valid)
+    provenances, valid_provenance = list(old.provenances), list(old.valid_provenance)
+    invalid: list[tuple[int, str, str]] = []  # after the old ones, in the order recorded
+    said = {w: [first, count, list(ids)] for w, first, count, ids in old.said}
+    groups = {old.config: {g[0]: g for g in old.groups}}
+    unscaled = dict(old.unscaled)
+    metrics, ns = set(old.valid_metrics), set(old.valid_ns)
+    newest_time, newest_why, newest_blocker = old.newest_time, old.newest_why, old.newest_blocker
+    trailing, untimed, untimed_valid = old.trailing_invalid, old.untimed, old.untimed_valid
+    for r in new:
+        when = r.time or ""
+        why = ctx.invalid_reason(r)
+        ok = why is None
+        n = len(keys)
+        if when and (n == 0 or when > newest_time):  # the newest run of all
+            pos, vpos = n, len(valid)
+            trailing = 0 if ok else trailing + 1
+        elif not when:  # without a time: after the others without one, oldest of the rest
+            pos, vpos = untimed, untimed_valid
+            if trailing == n and not ok:  # the walk back from the newest reaches it
+                trailing += 1
+            untimed, untimed_valid = untimed + 1, untimed_valid + ok
+        else:
+            return None
+        keys.insert(pos, r.key)
+        if pos == n:
+            newest_time = when
+            newest_why = "" if ok else ctx.invalid_reason(r, brief=True) or ""
+            newest_blocker = "" if ok else _blocker(r, ctx)
+        if ok:
+            valid.insert(vpos, r.key)
+            metrics.update(r.metrics)
+            if metric in r.metrics and r.metrics[metric][1]:
+                ns.add(r.metrics[metric][1])
+            prov = tuple(r.provenance.items())
+            place = provenances.index(prov) if prov in provenances else len(provenances)
+            if place == len(provenances):
+                provenances.append(prov)
+            valid_provenance.insert(vpos, place)
+        else:
+            invalid.append((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or ""))
+            _say(said, why, r, ctx)
+        repeat_groups([r], ctx, valid=lambda _: ok, into=groups)
+        for name, first in ctx.unscaled([r]).items():
+            unscaled.setdefault(name, first)
+    # each provenance's place: the order of its first valid run, as a pass over them gives it
+    renumber: dict[int, int] = {}
+    for place in valid_provenance:
+        renumber.setdefault(place, len(renumber))
+    places = sorted(renumber, key=renumber.__getitem__)
+    return _made(
+        old.config, ctx, old,
+        keys=keys.done(), valid=valid.done(), newest_why=newest_why, newest_blocker=newest_blocker,
+        trailing_invalid=trailing, valid_metrics=tuple(sorted(metrics)), valid_ns=tuple(sorted(ns)),
+        invalid=(old.invalid if isinstance(old.invalid, Invalid) else Invalid.of(old.invalid)).appended(invalid),
+        said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
+        groups=tuple(groups.get(old.config, {}).values()), unscaled=tuple(unscaled.items()),
+        provenances=tuple(provenances[p] for p in places),
+        valid_provenance=tuple(renumber[p] for p in valid_provenance),
+        newest_time=newest_time, untimed=untimed, untimed_valid=untimed_valid,
+    )
+
+
+class _Growing:
+    """A config's keys while runs are added to them: a few runs are put into the
+    text where they go (the newest at its end, one without a time near its
+    start), more split the keys once."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.keys: Optional[Keys] = Keys.of(keys)
+        self.items: list[str] = []
+        self.spliced = 0
+
+    def __len__(self) -> int:
+        return len(self.keys) if self.keys is not None else len(self.items)
+
+    def insert(self, pos: int, key: str) -> None:
+        if self.keys is not None and self.spliced < 8:
+            self.spliced += 1
+            grown = self.keys.inserted(pos, key)
+            if grown is not None:
+                self.keys = grown
+                return
+        if self.keys is not None:
+            self.items, self.keys = list(self.keys), None
+        self.items.insert(pos, key)
+
+    def done(self) -> Sequence[str]:
+        return self.keys if self.keys is not None else tuple(self.items)
+
+
+def _encode(f: ConfigFacts) -> list:
+    # The long lists (every run's key, every invalid run) as texts: read back, they are
+    # split only if something goes through them (see triage.rules.engine.keys).
+    inv = f.invalid if isinstance(f.invalid, Invalid) else Invalid.of(f.invalid)
+    ids = lambda keys: _ids(keys, f.config)  # noqa: E731
+    return [f.config, ids(f.keys), ids(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
+            list(f.valid_metrics), list(f.valid_ns), [inv.orders, ids(inv.keys), inv.whys.text],
+            [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
+            [[name, list(first)] for name, first in f.unscaled],
+            # a provenance as an object (its pairs in order), the list as one JSON text: one per
+            # valid run when each records its own sha, read only by what looks into them
+            _text(f.provenances, lambda: [dict(p) for p in f.provenances]), list(f.valid_provenance),
+            [[w, first, count, list(ids)] for w, first, count, ids in f.said],
+            _text(f.groups, lambda: [[dict(prov), first, *lo, *hi] for prov, first, lo, hi in f.groups]),
+            f.newest_time, f.untimed, f.untimed_valid]
+
+
+def _text(value: Any, rows: Any) -> str:
+    """A long list as its JSON text: the text it was read back from, if it is that still."""
+    from msgspec.json import encode
+
+    return value.text if isinstance(value, Lazy) else encode(rows()).decode()
+
+
+def _provenance(row: dict) -> tuple:
+    return tuple(row.items())
+
+
+def _group(row: list) -> tuple:
+    prov, first, lo_id, lo_v, lo_n, hi_id, hi_v, hi_n = row
+    return tuple(prov.items()), first, (lo_id, lo_v, lo_n), (hi_id, hi_v, hi_n)
+
+
+def _decode(row: Sequence[Any]) -> ConfigFacts:
+    (config, keys, valid, newest_why, newest_blocker, trailing, metrics, ns, invalid, inconclusive, repeats,
+     unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid) = row
+    orders, invalid_keys, whys = invalid
+    return ConfigFacts(
+        config, _keys(keys, config), _keys(valid, config), newest_why, newest_blocker, trailing, tuple(metrics),
+        tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)),
+        tuple(map(tuple, repeats)),
+        tuple((name, tuple(first)) for name, first in unscaled),
+        Lazy(provenances, _provenance), tuple(valid_provenance),
+        tuple((w, first, count, tuple(ids)) for w, first, count, ids in said),
+        Lazy(groups, _group), newest_time, untimed, untimed_valid)
+
+
+def _ids(keys: Sequence[str], config: str) -> str:
+    """A config's run keys (``id/config``) as their ids, joined: a third of the text to store."""
+    return Keys.of(keys).ids(f"/{config}")
+
+
+def _keys(ids: str, config: str) -> Keys:
+    return Keys.suffixed(ids, f"/{config}")
+
+
+FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)
+
+
+def facts(config: str, ctx: Context) -> ConfigFacts:
+    """A config's facts, from the memo when its runs are unchanged, updated from the
+    runs recorded since when only runs were added."""
+    return ctx.memo.piece(ctx, f"f:{config}", lambda: config_facts(config, ctx), FACTS,
+                          update=lambda old, new: updated(old, new, ctx))

@@ -1,0 +1,250 @@
+"""The records the engine passes around: runs in; evidence, states and suggestions out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from enum import Enum
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+
+from triage.rules.engine.keys import Keys
+from triage.rules.language.schema import (
+    BisectSpec,
+    HypothesisSpec,
+    InvestigationSpec,
+    ManualEvidenceSpec,
+    RecipeSpec,
+    RuleSpec,
+)
+from triage.rules.decisions.stats import Measure
+
+if TYPE_CHECKING:
+    from triage.rules.engine.context import Context
+    from triage.rules.engine.source import RunSource
+
+
+class V(Enum):
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+    NODATA = "nodata"
+
+
+@dataclass(slots=True)
+class RunRec:
+    """A run as the engine sees it.
+
+    Treated as immutable (nothing assigns to a run once made; its metrics and
+    provenance may be shared between runs that recorded the same), but not
+    frozen: an investigation may hold a hundred thousand runs, and a frozen
+    dataclass costs a guarded ``__setattr__`` per field to build.  Slots keep
+    each run small.  Runs compare by value (not ``seq``), and are not hashable."""
+
+    run_id: str
+    config: str
+    status: str
+    metrics: Mapping[str, tuple[float, Optional[int]]] = field(default_factory=dict)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+    url: Optional[str] = None
+    time: Optional[str] = None
+    note: Optional[str] = None
+    excluded: bool = False
+    excluded_reason: Optional[str] = None
+    signature: Optional[str] = None
+    # where the run stands in the order recorded (the knowledge base's primary key); a
+    # list of runs given to the engine is in that order already, whatever this says
+    seq: int = field(default=0, compare=False)
+    # "run_id/config", set once when the run is made: the engine looks runs up by key many times
+    key: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.key = f"{self.run_id}/{self.config}"
+
+
+@dataclass(frozen=True)
+class SignatureInfo:
+    id: str
+    cls: str
+    meaning: str = ""
+    remedy: str = ""
+    outcome: Optional[str] = None  # what a matched run did, when the signature says (a result if declared)
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    hypothesis: str
+    rule: str  # rule id, "predicts:<recipe>", "manual", "parent:<id>"
+    verdict: str  # rules_out | confirms | supports | inconclusive
+    reason: str
+    runs: Sequence[str] = ()  # a tuple, or Keys when read back from a stored piece
+    flags: tuple[str, ...] = ()
+    summary: str = ""  # the reason in a few words, for the elimination summary
+    needed: tuple[str, ...] = ()  # for a can't-tell reading: what would decide it
+
+    @cached_property
+    def key(self) -> str:
+        runs = self.runs.joined(",") if isinstance(self.runs, Keys) else ",".join(self.runs)
+        if len(self.runs) > 20:  # a summary of many runs: their digest, not thousands of keys
+            import hashlib
+
+            runs = f"{len(self.runs)} runs {hashlib.sha256(runs.encode()).hexdigest()[:32]}"
+        return "|".join((self.hypothesis, self.rule, self.verdict, runs, self.reason))
+
+    @property
+    def counts(self) -> bool:
+        return "superseded" not in self.flags
+
+
+@dataclass(frozen=True)
+class PointState:
+    label: str
+    state: str  # good | bad | untested | skipped | unknown | no_number | flaky
+    runs: Sequence[str] = ()  # a tuple, or Keys when read back from a stored piece
+    reason: str = ""
+    value: Optional[float] = None  # the measured metric (pooled over the point's valid runs)
+    needed: tuple[str, ...] = ()  # for a can't-tell point: what would decide it
+    manual: str = ""  # the marks set by hand (`triage bisect mark`, `marks:`), as said
+
+
+@dataclass(frozen=True)
+class BisectState:
+    id: str
+    title: str
+    axis: str
+    points: tuple[PointState, ...]
+    last_good: Optional[str]
+    first_bad: Optional[str]
+    next: Optional[str]
+    remaining: tuple[str, ...]
+    steps: int
+    notes: tuple[str, ...] = ()
+    ends: str = ""  # the check that the good end is good and the bad end bad
+    ends_ok: bool = False
+    command: Optional[str] = None  # the bisect's `run:` for the next point
+    done: bool = False  # last good and first bad are adjacent
+
+
+@dataclass(frozen=True)
+class Confound:
+    """A recipe's run that differs from its base in a variable it does not declare."""
+
+    run: str  # run key
+    recipe: str
+    key: str
+    value: str
+    base_value: Optional[str]  # None: the recipe declares `key` but the run recorded another value
+    base_run: Optional[str] = None
+    declared: Optional[str] = None  # the value the recipe declares for `key`
+
+    def message(self, ctx: "Context") -> str:
+        run_id, _, config = self.run.partition("/")
+        return f"run {run_id} ({ctx.short(config)}): {self.what(ctx)}"
+
+    def what(self, ctx: "Context", values: Sequence[str] = ()) -> str:
+        """What differs, without naming the run: the same for every run of the recipe that
+        differs alike.  ``values``: the values runs that differ in this key recorded, when
+        they are several (a sha per commit): said as their count and the first few."""
+        value = self.value
+        if len(values) > 1:
+            value = f"one of {len(values):,} values ({', '.join(values[:3])}{', …' if len(values) > 3 else ''})"
+        if self.base_value is None:
+            return (f"the recipe sets {self.key}={self.declared}, the run{'s' if len(values) > 1 else ''} recorded "
+                    f"{self.key}={value}: the change was not applied as declared")
+        base_id, _, base_config = (self.base_run or "").partition("/")
+        return (f"{self.key} is {value}, its base {ctx.short(base_config)} ({base_id}) ran "
+                f"{self.base_value}; the recipe does not declare {self.key}")
+
+
+@dataclass(frozen=True)
+class RecipeState:
+    """Where a recipe stands: never run, no valid run, can't tell, or run (decided)."""
+
+    recipe: str
+    state: str  # never-run | no-valid-run | cant-tell | waiting | run
+    runs: tuple[str, ...] = ()
+    valid: tuple[str, ...] = ()
+    why: str = ""  # for no-valid-run: the newest attempt's failure; for cant-tell: the reading
+    needed: tuple[str, ...] = ()  # for cant-tell: what would decide it
+    blocked: str = ""  # a failure that a plain re-run will not fix, with its remedy
+    confounded: tuple[str, ...] = ()  # confounded provenance keys of its runs
+    # per prediction: (hypothesis, "decided" | "can't tell" | "waiting for CONFIG" | "no data")
+    predictions: tuple[tuple[str, str], ...] = ()
+    waiting: tuple[str, ...] = ()  # for waiting: the configs (base, reference) it waits for
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    recipe: str
+    tests: tuple[str, ...]
+    why: str
+    command: Optional[str]
+    score: float
+    kind: str = "recipe"  # recipe | bisect | base (a missing base, reference or comparison run)
+    state: str = ""  # never run / no valid run yet (…) / can't tell yet / bisect step
+    outcomes: tuple[str, ...] = ()  # "recovers to good ⇒ a confirmed, b ruled out", …
+    advice: str = ""  # what to change before running it (samples, repeats, a remedy)
+    blocked: str = ""  # its last run hit a known failure a plain re-run will not fix
+    point: Optional[str] = None  # for a bisect: the point to run
+
+
+@dataclass(frozen=True)
+class Warning_:
+    kind: str
+    message: str
+
+
+@dataclass
+class Investigation:
+    """Everything the engine needs about one investigation."""
+
+    spec: InvestigationSpec
+    hypotheses: Sequence[HypothesisSpec] = ()
+    recipes: Sequence[RecipeSpec] = ()
+    rules: Sequence[RuleSpec] = ()
+    evidence: Sequence[ManualEvidenceSpec] = ()
+    bisects: Sequence[BisectSpec] = ()
+    runs: Sequence[RunRec] = ()
+    signatures: Mapping[str, SignatureInfo] = field(default_factory=dict)
+    exclusive: Sequence[Sequence[str]] = ()  # groups of hypotheses that exclude each other
+    # Where the runs come from when they are not all in ``runs``: a config at a
+    # time, from the knowledge base (see triage.rules.engine.source)
+    source: Optional["RunSource"] = None
+
+
+@dataclass(frozen=True)
+class SubjectTable:
+    """Each subject's reading per config (a bisect point apart): value and ≈ good / ≈ bad / gate."""
+
+    key: str  # the provenance key that names a subject
+    columns: tuple[str, ...]  # "config" or "config @ point"
+    rows: tuple[tuple[str, tuple[str, ...]], ...]  # (subject, a cell per column: "" when not measured)
+
+
+@dataclass
+class Evaluation:
+    evidence: list[EvidenceItem]
+    statuses: dict[str, str]
+    references: dict[str, tuple[Optional[Measure], str]]
+    readings: dict[str, str]
+    bisects: list[BisectState]
+    suggestions: list[Suggestion]
+    warnings: list[Warning_]
+    untested: list[str]
+    recipes: list[RecipeState] = field(default_factory=list)
+    confounds: list[Confound] = field(default_factory=list)
+    # open children of a confirmed parent: the next level to decide
+    next_level: dict[str, list[str]] = field(default_factory=dict)
+    invalid: Mapping[str, str] = field(default_factory=dict)  # run key -> why it decides nothing (in the order recorded)
+    subjects: Optional[SubjectTable] = None  # with an investigation's `subject:`, each subject's readings
+
+
+
+@dataclass
+class Result:
+    value: V
+    parts: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+    invalid: list[tuple[str, str, str]] = field(default_factory=list)  # (run key, config, why in a few words)
+    needed: list[str] = field(default_factory=list)
+    measure: Optional[Measure] = None
+    short: list[str] = field(default_factory=list)
