@@ -41,7 +41,7 @@ test: $(VENV)/.installed-test
 
 # Every benchmark at its quick size, checked for breakage, not speed (minutes; .ci/run's second step).
 bench-check: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m bench tests/test_bench.py
+	$(BIN)/python -m pytest -q -m bench tests/project/test_bench.py
 
 # Mutation testing of the statistics and the conditions ([tool.mutmut] in pyproject.toml;
 # an hour or more, not in CI; ONLY=stats or ONLY=conditions: one module). Results and the

@@ -148,7 +148,7 @@ def posts(dbs: list[str], posters: int, rounds: int, fake: object) -> Outcome:
 
 def run(db: str, procs: int, runs: int, posters: int, rounds: int) -> list[str]:
     """Every scenario against ``db``; prints the results, returns the failures."""
-    from tests.fakegithub import FakeGitHub
+    from tests.support.fakegithub import FakeGitHub
 
     prepare(db)
     failures: list[str] = []

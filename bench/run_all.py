@@ -5,7 +5,7 @@ Usage: .venv/bin/python bench/run_all.py [--quick]
 A benchmark fails when it measures something over its limit, or when it breaks
 (a command fails, its results are not what they must be, it crashes). With
 --quick, each runs at a small size, where its limits mean nothing: only a
-benchmark that breaks fails (tests/test_bench.py runs this, so CI notices a
+benchmark that breaks fails (tests/project/test_bench.py runs this, so CI notices a
 benchmark that stopped working).
 """
 

@@ -15,7 +15,7 @@ RULES = ROOT / "rules"
 EXAMPLE_RUNS = ROOT / "examples" / "kimik26-disagg.runs.jsonl"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
-pytest_plugins = ["tests.fakegithub", "tests.support.mermaid", "tests.support.serve", "pytester"]
+pytest_plugins = ["tests.support.fakegithub", "tests.support.mermaid", "tests.support.serve", "pytester"]
 
 # `make mutation` sets TRIAGE_MUTATION: each mutant runs the tests that cover it
 # many times over, so Hypothesis tries fewer examples, the same ones each time
@@ -50,7 +50,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
     Captured output and logs that show one fail the test; a failure report
     that shows one (an assertion on a header, say) has it masked.
     """
-    from tests.fakegithub import TOKENS_IN_USE
+    from tests.support.fakegithub import TOKENS_IN_USE
 
     outcome = yield
     report = outcome.get_result()

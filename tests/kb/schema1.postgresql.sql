@@ -1,5 +1,5 @@
 -- The knowledge base's first schema (schema_version 1), as triage 0.1.0 created it
--- on PostgreSQL: tests/test_migrations.py builds a knowledge base from it and upgrades it.
+-- on PostgreSQL: tests/kb/test_migrations.py builds a knowledge base from it and upgrades it.
 -- Frozen: never edit; a schema change is a new migration.
 
 CREATE TABLE investigation (

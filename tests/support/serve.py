@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.serving import SECRET, Server, query
+from tests.support.serving import SECRET, Server, query
 
 
 REPO, PR, RUN = "octo-org/octo-repo", 2, 289782451  # what the fixture payloads name
