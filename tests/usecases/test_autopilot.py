@@ -143,3 +143,22 @@ def test_run_for_takes_an_open_session_and_a_dry_run_needs_no_client(cli, pilot,
     monkeypatch.delenv("GITHUB_TOKEN")
     r = cli("autopilot", "--pr", str(PR))
     assert r.code == 2 and "no GitHub token" in r.err and pilot.requests == []
+
+
+def test_autopilot_reads_the_stored_evaluation_and_works_out_only_what_changed(cli, pilot, monkeypatch):
+    """After a report, a step of autopilot reuses every stored piece; after a new run, it works
+    out again only the pieces that read that run's config, and keeps them."""
+    from triage.rules.engine import evaluate as engine
+
+    assert cli("report", "--pr", str(PR), "--format", "json").code == 0
+    memos = []
+    whole = engine.evaluate
+    monkeypatch.setattr(engine, "evaluate", lambda bundle, memo=None, *a, **k: memos.append(memo)
+                        or whole(bundle, memo, *a, **k))
+    assert cli("autopilot", "--pr", str(PR), "--dry-run").code == 0
+    assert len(memos) == 1 and memos[0] is not None and memos[0].worked == []
+    assert cli("autopilot", "--pr", str(PR)).out.startswith("started ")
+    assert cli("add-run", "--pr", str(PR), "--from-github", str(pilot.on_dispatch.next_id)).code == 0
+    memos.clear()
+    assert cli("autopilot", "--pr", str(PR), "--dry-run").code == 0
+    assert memos[-1] is not None and memos[-1].worked == []  # add-run stored what its run changed

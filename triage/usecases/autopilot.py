@@ -151,12 +151,12 @@ def run_for(db: Any, investigation_id: str, client: Optional[GitHubClient], dry_
 
 def _step(s: Any, iid: str, client: Optional[GitHubClient], dry_run: bool,
           only: Optional[Sequence[str]] = None) -> Step:
+    from triage import views
     from triage.kb import store
-    from triage.rules.engine.evaluate import evaluate
 
     inv = store.find_investigation(s, ident=iid)
-    bundle = store.load_bundle(s, inv)
-    ev = evaluate(bundle)
+    # the stored evaluation, with only what changed since worked out again (and kept)
+    bundle, ev, _ = views.evaluate(s, inv, runs=True)
     lines: list[str] = []
     budget = bundle.spec.autopilot
     max_runs, max_cost = (budget.max_runs, budget.max_cost) if budget else (DEFAULT_MAX_RUNS, None)
