@@ -150,6 +150,7 @@ def test_readme_has_shell_blocks():
     assert sum(1 for _, body, _ in blocks for _, shown in steps(body) if shown) >= 8  # outputs are checked
 
 
+@pytest.mark.slow
 def test_every_readme_command_runs_as_written(tmp_path, fake_github):
     for name in ("rules", "examples", "templates"):
         shutil.copytree(ROOT / name, tmp_path / name)

@@ -295,6 +295,7 @@ def outcomes(seeded_kb: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
         return {name: f.result() for name, f in futures.items()}
 
 
+@pytest.mark.slow  # one fixture runs every case in a few processes first (about 45 s)
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_hostile_case(path: Path, outcomes: dict[str, Outcome]):
     case, got = parse(path), outcomes[path.stem]

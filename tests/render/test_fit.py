@@ -165,6 +165,7 @@ def _seeded_model() -> dict:
 MERMAID_BLOCK = re.compile(r"^```mermaid\n(.*?)^```$", re.S | re.M)
 
 
+@pytest.mark.slow
 def test_shortening_keeps_or_drops_mermaid_blocks_whole(cli, seeded, mermaid_parse):
     model = _seeded_model()
     model["hypotheses"][0]["title"] = "t" * 70_000  # forces the text-cutting stages

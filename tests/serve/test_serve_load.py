@@ -7,6 +7,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 
 from tests.support.serving import fixture_bytes, with_run
 from tests.support.serve import PR, REPO, RUN, WITH_PR, add_run, runs
@@ -15,6 +16,7 @@ N = 200
 DISTINCT = 25  # runs: each delivered 8 times under different delivery ids (re-runs, job events)
 
 
+@pytest.mark.slow
 def test_200_concurrent_deliveries_are_each_recorded_once_and_healthz_answers(server, fake_github, tmp_path):
     for i in range(DISTINCT):
         add_run(fake_github, RUN + i)

@@ -29,6 +29,7 @@ def settled(url: str, count: int, timeout: float = 60) -> list[tuple]:
         engine.dispose()
 
 
+@pytest.mark.slow
 def test_the_server_keeps_its_queue_and_runs_in_postgresql(fake_github, tmp_path):
     write_rules(tmp_path)
     add_run(fake_github, RUN)

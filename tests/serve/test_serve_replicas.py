@@ -19,7 +19,7 @@ from tests.support.serving import Server, fixture_bytes
 from tests.support.postgres import database
 from tests.support.serve import REPO, WITH_PR
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 PRS = range(1, 21)
 BURST_PR, BURST, BURST_RUNS = 1, 200, 25  # one PR's burst: 200 deliveries of 25 runs (re-runs, job events)
