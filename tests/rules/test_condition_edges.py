@@ -224,3 +224,77 @@ def test_the_gate_is_a_fixed_number_and_other_runs_are_pooled_with_their_keys():
     r = against({"differs_from": {"config": "b"}})
     assert r.value is V.TRUE and r.parts[0].startswith("a 0.950 vs b (×2) 0.881")
     assert against({"same_as": {"config": "b"}}).value is V.FALSE
+
+
+# ------------------------------------------------------------------ which runs a node reads
+
+
+RUNS = (run("1", "a", 0.95, status="passed", provenance={"img": "new"}),
+        run("2", "b", 0.2, status="failed", provenance={"img": "new"}),
+        run("3", "a", None, status="crashed"),
+        run("4", "b", 0.5, status="timeout", provenance={"img": "old"}))
+
+
+def node(cond: dict, runs=RUNS):
+    from triage.rules.decisions.conditions import evaluate_condition
+    from triage.rules.engine.context import Context
+
+    return evaluate_condition(Condition.model_validate(cond), Context(inv(runs=list(runs))), None)
+
+
+def test_a_selector_alone_holds_when_it_has_a_valid_run_and_lists_the_invalid_ones_briefly():
+    r = node({"config": "a"})
+    assert (r.value, r.parts, r.runs, r.invalid) == (V.TRUE, [], ["1/a"], [("3/a", "a", "crashed")])
+    r = node({"config": "zz"})
+    assert (r.value, r.runs, r.invalid) == (V.NODATA, [], [])
+    r = node({"config": "a"}, runs=RUNS[2:3])
+    assert (r.value, r.runs, r.invalid) == (V.NODATA, [], [("3/a", "a", "crashed")])
+
+
+def test_too_few_valid_runs_is_no_data_and_says_how_many():
+    r = node({"config": "a", "min_runs": 3, "at_least": 0.5})
+    assert r.value is V.NODATA and r.parts[0] == "needs 3 valid runs, has 1"
+
+
+def test_the_parts_of_a_node_read_its_selection():
+    assert node({"config": "a", "all": [{"at_least": 0.9}]}).value is V.TRUE  # a alone, not a and b pooled
+    assert node({"config": "a", "not": {"below": 0.9}}).value is V.TRUE
+    assert node({"config": "b", "any": [{"at_least": 0.5}]}).value is V.FALSE
+    assert node({"status": "passed", "all": [{"at_least": 0.9}]}).value is V.TRUE  # the passed run only
+    # a provenance within a selection narrows it; a config chooses afresh
+    r = node({"config": "a", "any": [{"provenance": {"img": "new"}, "below": 0.6}]})
+    assert r.value is V.FALSE and r.runs == ["1/a"]
+    r = node({"config": "a", "all": [{"config": "b", "below": 0.6}]})
+    assert r.value is V.TRUE and r.runs == ["2/b"]
+
+
+def test_parts_with_no_selection_above_them_each_read_every_run():
+    r = node({"all": [{"at_least": 0.5}, {"count": 2}]})
+    assert r.value is V.TRUE and r.parts == ["a, b 0.575 ≥ 0.500 (±0.027 at n=1319, Wilson)", "2 valid runs ≥ 2"]
+    for alone in ({"min_runs": 2}, {"status": "failed"}, {"count": 2}, {"distinct": "img", "at_least": 1},
+                  {"at_least": 0.5}, {"metric": "acc", "at_least": 0.5}):
+        assert node(alone).value is V.TRUE, alone
+    # a node of parts lists the invalid runs its parts read, not every invalid run
+    r = node({"all": [{"config": "a", "at_least": 0.5}]})
+    assert r.invalid == [("3/a", "a", "crashed")]
+
+
+def test_count_with_no_valid_run_at_all_has_no_data():
+    assert node({"config": "a", "count": 1}, runs=RUNS[2:3]).value is V.NODATA
+
+
+def test_a_bisect_beside_other_keys_is_read_with_them():
+    from triage.rules.decisions.conditions import evaluate_condition
+    from triage.rules.engine.context import Context
+
+    ctx = Context(inv(runs=list(RUNS)))
+    ctx.bisects = bisect("p1", "p2", done=True).bisects
+    both = Condition.model_validate({"config": "a", "bisect": "img", "done": True})
+    r = evaluate_condition(both, ctx, None)
+    assert r.value is V.TRUE and r.runs == ["k-p1", "k-p2"] and r.invalid == [("3/a", "a", "crashed")]
+    r = evaluate_condition(Condition.model_validate({"bisect": "img", "done": False}), ctx, None)
+    assert r.value is V.FALSE and r.runs == ["k-p1", "k-p2"] and r.invalid == []
+    # a bisect node with parts, under a selection: the invalid runs of what its parts read
+    nested = Condition.model_validate({"config": "a", "all": [{"bisect": "img", "done": True,
+                                                               "any": [{"at_least": 0.5}]}]})
+    assert evaluate_condition(nested, ctx, None).invalid == [("3/a", "a", "crashed")]

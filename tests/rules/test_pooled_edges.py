@@ -144,3 +144,20 @@ def test_the_noise_phrase_counts_runs_only_beyond_one_each():
     assert "from tolerance ±2%" in tol.noise and " over " not in tol.noise
     many = compare(Measure.of([10.0, 10.0, 10.0], noise=0.5), Measure(9.0, noise=0.5))
     assert many.method == "noise" and many.noise.endswith(" over 3+1 runs")
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"n": 0}, "sample count n must be at least 1, got 0"),
+    ({"noise": -0.1}, "noise must be a finite SD >= 0, got -0.1"),
+    ({"noise": math.inf}, "noise must be a finite SD >= 0, got inf"),
+    ({"scale": 0.0}, "scale must be positive, got 0.0"),
+    ({"scale": math.inf}, "scale must be positive, got inf"),
+])
+def test_a_measure_refuses_what_it_cannot_be_and_says_why(kw, message):
+    with pytest.raises(ValueError) as e:
+        Measure(1.0, **kw)
+    assert str(e.value) == message
+
+
+def test_no_noise_and_a_scale_of_a_hundred_are_measures():
+    assert Measure(1.0, noise=0.0).noise == 0.0 and Measure(50.0, n=10, scale=100.0).proportion
