@@ -330,6 +330,8 @@ def _judged(s: _Subject, word: str, target: Any) -> Result:
         "≈" if c.outcome is Outcome.SAME and verdict is not None else None)
     if how is None and verdict is False:
         how = "not better than" if word == "better_than" else "not worse than"
+    elif how is None and verdict is True and word == "no_worse_than":
+        how = "not worse than"  # held without being shown different: not "can't tell"
     short = f"{s.label} {s.value} {how} {rlabel}" if how else f"{s.label} {s.value} vs {rlabel}: can't tell"
     return Result(_verdict(verdict), [_describe(s, c, rlabel), f"{s.direction} is better"], list(s.keys),
                   needed=s.needs(c), measure=s.m, short=[short])
