@@ -311,14 +311,13 @@ def test_an_unchanged_rule_file_is_not_parsed_again(cli, rules_dir: Path, monkey
     assert r.code == 2 and parsed == ["other-1.yaml"]
 
 
-def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path, monkeypatch) -> None:
+def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path) -> None:
     from triage.rules.language import cache, loader
 
-    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "c"))
     shutil.copytree(RULES, tmp_path / "rules")
     parsed = loader.load_rules([tmp_path / "rules"])
-    cache.load_rules([tmp_path / "rules"])
-    again = cache.load_rules([tmp_path / "rules"])
+    cache.load_rules([tmp_path / "rules"], tmp_path / "c")
+    again = cache.load_rules([tmp_path / "rules"], tmp_path / "c")
     assert type(again.files[0]).__name__ == "CachedFile"
     assert [(f.path, f.sha256, f.spec, f.values, f.keys) for f in again.files] == \
         [(f.path, f.sha256, f.spec, f.values, f.keys) for f in parsed.files]

@@ -10,6 +10,7 @@ import typer
 from triage.cli.base import (
     PR_OPT,
     REPO_OPT,
+    _github,
     _open,
     app,
 )
@@ -86,7 +87,6 @@ def autopilot(
     last run was a known failure awaiting its remedy, and stops when the
     verdict holds. Each start is recorded and shown in the comment.
     """
-    from triage.github import GitHubClient
     from triage.usecases.autopilot import run_for
     from triage.kb import store
 
@@ -96,7 +96,7 @@ def autopilot(
     if dry_run:
         step = run_for(url, iid, None, dry_run=True)
     else:
-        with GitHubClient() as client:
+        with _github() as client:
             if not client.has_token:
                 raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
             step = run_for(url, iid, client)

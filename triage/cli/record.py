@@ -20,6 +20,7 @@ from triage.cli.base import (
     _console,
     _err,
     _evaluate,
+    _github,
     _json_out,
     _open,
     _out,
@@ -30,6 +31,7 @@ from triage.cli.base import (
     app,
     evidence_app,
     runs_app,
+    state,
 )
 from triage.cli.reports import _by_hand
 from triage.errors import InputError
@@ -167,7 +169,6 @@ def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Opt
                      provenance: Optional[dict], note: Optional[str], format: str, others: dict) -> None:
     """add-run --from-github: one run per job of the workflow run; ``others``, the options it
     takes from GitHub, must be left out."""
-    from triage.github import GitHubClient
     from triage.ingest import fromgithub
     from triage.kb import store
 
@@ -176,7 +177,7 @@ def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Opt
         raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
 
     pattern = fromgithub.config_pattern(config_from)
-    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+    with _github() as client:  # first: a bad GITHUB_API_URL is bad input
         url_db, _ = _open(create=True)
         with store.session(url_db) as s:
             where = store.find_investigation(s, pr, repo).repo
@@ -258,7 +259,7 @@ def import_(
         total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
         writer = store.RunWriter(s, overwrite=overwrite)
         # new runs of one investigation: evaluated by another process while they are written
-        beside = alongside.begin(s, file, fmt, default, writer)
+        beside = alongside.begin(s, file, fmt, default, writer, state.settings.parallel_runs)
         try:
             with _progress(f"importing {file}", total) as update:
                 tick = (lambda done, _size: update(done)) if update is not None else None
@@ -267,7 +268,7 @@ def import_(
             # A replaced run may keep its config's count, largest id and newest write
             # (a record older than the config's newest run): re-derive every piece.
             full = bool(result.updated)
-            apart = beside is None and parallel.worth_it(result.created + result.updated)
+            apart = beside is None and parallel.worth_it(result.created + result.updated, state.settings.parallel_runs)
             if beside is not None:
                 beside.written(result)
             if not apart:  # in the import's transaction

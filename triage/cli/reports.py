@@ -28,6 +28,7 @@ from triage.cli.base import (
     _ready_to_evaluate,
     _runs_limit,
     _seen_elsewhere,
+    _templates,
     _terminal,
     _write,
     app,
@@ -79,7 +80,7 @@ def report(
         elif fit:
             text = _fitted(model, templates)
         else:
-            text = render.to_markdown(model, templates)
+            text = render.to_markdown(model, _templates(templates))
         _write(text, output)
 
     _model(pr, repo, since, runs=_runs_limit(runs), full=full, emit=emit)
