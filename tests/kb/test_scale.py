@@ -435,9 +435,9 @@ def test_a_view_that_looks_runs_up_reads_as_one_over_every_run(cli, seeded: Path
     from every run instead, it is the same, after any edits."""
     from dataclasses import replace
 
-    from triage.cli.base import _evaluate
     from triage.kb import store
     from triage.render.report import build
+    from triage.views import evaluate
 
     rng = random.Random(seed)
     for step in range(5):
@@ -446,7 +446,7 @@ def test_a_view_that_looks_runs_up_reads_as_one_over_every_run(cli, seeded: Path
                "--note", "an id with a space").code == 0
     with store.session("sqlite:///kb.sqlite") as s:
         inv = store.find_investigation(s, int(PR))
-        bundle, ev, _ = _evaluate(s, inv)
+        bundle, ev, _ = evaluate(s, inv)
         for limit in (50, 3, None):
             looked_up = build(bundle, ev, runs_limit=limit)
             every = build(replace(bundle, runs=bundle.source.all(), source=None), ev, runs_limit=limit)

@@ -1,4 +1,4 @@
-"""The use cases behind `import`, `export`, `runs delete` and `add-run --from-github`,
+"""The use cases behind `import`, `export` and `runs delete`,
 called directly: what they return and write, whatever prints it."""
 
 from __future__ import annotations
@@ -77,3 +77,4 @@ def test_delete_returns_the_legs_and_the_changes(seeded):
         assert store.find_runs(s, "kimik26-disagg", RUN, None) == []
     with pytest.raises(InputError, match=f"no run {RUN} in the knowledge base"):
         delete(url, RUN, "again")
+

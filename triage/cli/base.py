@@ -227,14 +227,6 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
         yield lambda completed: bar.update(task, completed=completed)
 
 
-def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
-              helper: Any = None) -> tuple[Any, Any, dict]:
-    """Evaluate and store (:func:`triage.views.evaluate`)."""
-    from triage import views
-
-    return views.evaluate(s, inv, runs=runs, full=full, helper=helper)
-
-
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
            full: bool = False, emit: Optional[Callable[[dict], None]] = None,
            writes: bool = False) -> tuple[str, dict]:
@@ -313,13 +305,6 @@ def _terminal(output: Optional[Path]) -> tuple[int, bool]:
 
         return max(80, shutil.get_terminal_size().columns), state.settings.color
     return 110, False
-
-
-def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
-    """Hypotheses of other investigations that read like ``hypotheses`` (:func:`triage.views.seen_elsewhere`)."""
-    from triage import views
-
-    return views.seen_elsewhere(s, inv, hypotheses, min_score)
 
 
 SINCE_HELP = "Add a 'new since' line: last-post, an ISO 8601 time, or an age such as 12h, 2d, 1w."

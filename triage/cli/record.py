@@ -314,14 +314,11 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wi
     """
     from rich.table import Table
 
-    from triage.kb import store
+    from triage.usecases.lookup import runs
 
     _check_format(format, "text", "json")
     url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        rows = store.runs_of(s, inv.id)
-        prefix = inv.spec.get("config_prefix") if isinstance(inv.spec, dict) else None
+    rows, prefix = runs(url, pr, repo)
     if format == "json":
         _json_out([{"run_id": r.run_id, "config": r.config, "status": r.status, "metrics": r.metrics,
                     "provenance": r.provenance, "time": r.time.isoformat() if r.time else None, "url": r.url,
