@@ -52,17 +52,12 @@ def replay(
     runs to verdict, with the same count for the recorded order and the
     median of random orders. Nothing is written to the knowledge base.
     """
-    from triage.kb import store
-    from triage.rules.next.replay import replay as run_replay
     from triage.rules.next.replay import trace
+    from triage.usecases.lookup import replay as lookup
 
     url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle = store.load_bundle(s, inv)
-    rp = run_replay(bundle, start, _pairs(target, "--target"), _pairs(bisect_, "--bisect"), leave_out or [],
-                    orders=orders, seed=seed)
-    prefix = bundle.spec.config_prefix or ""
+    rp, prefix = lookup(url, pr, repo, start, _pairs(target, "--target"), _pairs(bisect_, "--bisect"),
+                        leave_out or [], orders=orders, seed=seed)
     typer.echo(trace(rp, lambda c: c[len(prefix):] if prefix and c.startswith(prefix) and c != prefix else c), nl=False)
 
 

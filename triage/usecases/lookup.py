@@ -1,6 +1,6 @@
 """What a user looks up in one investigation: its runs, its bisects, its hypotheses that
-other investigations share, its history (``triage runs list``, ``bisect``, ``similar``,
-``history``).  Each evaluates first where what it shows depends on it.
+other investigations share, its history, its replay (``triage runs list``, ``bisect``,
+``similar``, ``history``, ``replay``).  Each evaluates first where what it shows depends on it.
 """
 
 from __future__ import annotations
@@ -81,3 +81,18 @@ def history(url: str, pr: int, repo: Optional[str]) -> dict[str, list[Any]]:
                 "retired": [e for e in store.evidence_history(s, inv.id) if e.retired_at is not None],
                 "deleted_runs": store.run_deletions(s, inv.id),
                 "commands": store.commands_of(s, inv.id)}
+
+
+def replay(url: str, pr: int, repo: Optional[str], start: list[str], targets: dict[str, str],
+           bisects: dict[str, str], leave_out: list[str], *, orders: int, seed: int) -> tuple[Any, str]:
+    """The investigation replayed from the runs ``start`` until ``targets`` (hypothesis: status)
+    and ``bisects`` (bisect: first bad point) hold (:func:`triage.rules.next.replay.replay`),
+    and the prefix its configs share.  Nothing is written."""
+    from triage.kb import store
+    from triage.rules.next.replay import replay as run_replay
+
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        bundle = store.load_bundle(s, inv)
+    found = run_replay(bundle, start, targets, bisects, leave_out, orders=orders, seed=seed)
+    return found, bundle.spec.config_prefix or ""
