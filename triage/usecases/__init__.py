@@ -12,5 +12,6 @@ the GitHub client; below ``cli`` and ``serve``.
 - :mod:`triage.usecases.scan`: a log read against the known failures, signatures drafted from it;
 - :mod:`triage.usecases.post`: the sticky comment, evaluated, fitted and posted;
 - :mod:`triage.usecases.runs`: a run excluded (it decides nothing), included again or deleted;
-- :mod:`triage.usecases.byhand`: a bisect point marked, manual evidence recorded.
+- :mod:`triage.usecases.byhand`: a bisect point marked, manual evidence recorded;
+- :mod:`triage.usecases.rulefiles`: rule files checked.
 """
