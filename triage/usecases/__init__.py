@@ -13,5 +13,6 @@ the GitHub client; below ``cli`` and ``serve``.
 - :mod:`triage.usecases.post`: the sticky comment, evaluated, fitted and posted;
 - :mod:`triage.usecases.runs`: a run excluded (it decides nothing), included again or deleted;
 - :mod:`triage.usecases.byhand`: a bisect point marked, manual evidence recorded;
-- :mod:`triage.usecases.rulefiles`: rule files checked.
+- :mod:`triage.usecases.rulefiles`: rule files checked;
+- :mod:`triage.usecases.schema`: the knowledge base's schema version, and its upgrade.
 """
