@@ -7,6 +7,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
@@ -110,6 +111,28 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("COLUMNS", "110")
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path.parent / f"{tmp_path.name}.cache"))
+
+
+@pytest.fixture(autouse=True)
+def _default_limits() -> Iterator[None]:
+    """Every test starts with the limits at their defaults, whatever a command run in
+    this process before set (:func:`triage.limits.configure`, at each command's start)."""
+    from triage import limits
+    from triage.settings import Settings
+
+    limits.configure(Settings())
+    yield
+    limits.configure(Settings())
+
+
+@pytest.fixture
+def limits_from() -> Callable[..., None]:
+    """``limits_from(TRIAGE_MAX_TEXT="100", ...)``: these limits in force for the rest of the
+    test, read as a command reads them (the limits go back to their defaults after it)."""
+    from triage import limits
+    from triage.settings import Settings
+
+    return lambda **env: limits.configure(Settings.from_env(env))
 
 
 @pytest.fixture(autouse=True)

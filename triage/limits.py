@@ -3,14 +3,19 @@
 Every reader of user or log text stays within these: a small hostile file
 must never take gigabytes or minutes.  A value that is not a positive number
 falls back to the default.  README.md lists them all ("Limits").
+
+The readers are too deep to be handed the values: the edge that reads the
+environment (:class:`triage.settings.Settings`: a command, a server, a test)
+sets them here once with :func:`configure`.  Until then every limit is its
+default.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from typing import Any, Optional
 
-__all__ = ["Limit", "LIMITS", "get"]
+__all__ = ["Limit", "LIMITS", "configure", "defaults", "get", "parse", "seconds"]
 
 
 @dataclass(frozen=True)
@@ -19,16 +24,17 @@ class Limit:
     default: float
     what: str
 
-    def value(self) -> float:
-        raw = os.environ.get(self.env)
-        if raw:
-            try:
-                v = float(raw)
-            except ValueError:
-                return self.default
-            if v > 0 and v == v and v != float("inf"):
-                return v
-        return self.default
+
+def parse(raw: Optional[str], default: float) -> float:
+    """A limit's value from its variable's text: a positive finite number, else ``default``."""
+    if raw:
+        try:
+            v = float(raw)
+        except ValueError:
+            return default
+        if v > 0 and v == v and v != float("inf"):
+            return v
+    return default
 
 
 LIMITS = {
@@ -55,10 +61,24 @@ LIMITS = {
 }
 
 
+def defaults() -> dict[str, float]:
+    """Every limit at its default."""
+    return {name: limit.default for name, limit in LIMITS.items()}
+
+
+_in_force: dict[str, float] = defaults()
+
+
+def configure(settings: Any) -> None:
+    """The limits of ``settings`` (:class:`triage.settings.Settings`) in force from now on in this process."""
+    global _in_force
+    _in_force = {**defaults(), **settings.limits}
+
+
 def get(name: str) -> int:
     """The limit ``name`` in force (an int; seconds may be fractional via :func:`seconds`)."""
-    return int(LIMITS[name].value())
+    return int(_in_force[name])
 
 
 def seconds(name: str) -> float:
-    return LIMITS[name].value()
+    return _in_force[name]

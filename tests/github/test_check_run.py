@@ -104,9 +104,9 @@ def test_a_new_head_commit_gets_its_own_run_and_another_apps_run_of_that_name_is
     assert cli("post", "--pr", str(PR)).code == 0
     as_app.add_pull(REPO, PR, head_sha="b" * 40)  # a push to the PR
     as_app.token_writes_checks = True  # another App (here: the Actions token) has a "triage" run there too
-    from triage.github import GitHubClient
+    from tests.support.fakegithub import env_client
 
-    with GitHubClient() as other:
+    with env_client() as other:
         other.request("POST", f"/repos/{REPO}/check-runs", json={
             "name": "triage", "head_sha": "b" * 40, "conclusion": "success",
             "output": {"title": "theirs", "summary": "theirs"}})
@@ -117,7 +117,7 @@ def test_a_new_head_commit_gets_its_own_run_and_another_apps_run_of_that_name_is
 
 
 def test_a_long_first_screen_is_cut_at_a_line_within_the_summary_limit(gh):
-    from triage.github import GitHubClient
+    from tests.support.fakegithub import env_client
     from triage.usecases.post import set_check_run
 
     gh.token_writes_checks = True
@@ -126,7 +126,7 @@ def test_a_long_first_screen_is_cut_at_a_line_within_the_summary_limit(gh):
     body = "## Long\n\n" + line * 2000 + marker + "\n"  # ~140 kB, nothing folded: all of it is the first screen
     model = {"investigation": {"repo": REPO, "pr": PR, "id": "long"}, "verdict": ["Confirmed: the long one."],
              "marker": marker}
-    with GitHubClient() as client:
+    with env_client() as client:
         check = set_check_run(client, model, body)
     assert check.action == "created", check.reason
     (run,) = gh.check_runs(REPO)

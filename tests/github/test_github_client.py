@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 import triage
-from tests.support.fakegithub import FakeGitHub
+from tests.support.fakegithub import FakeGitHub, env_client
 from triage.errors import InputError, RuntimeFailure
 from triage.github.client import (
     GitHubAuthError,
@@ -46,7 +46,7 @@ def test_headers_sent(fake_github, client):
 
 
 def test_github_api_url_env_is_honoured(fake_github, sleeps):
-    c = GitHubClient(sleep=sleeps.append)
+    c = env_client(sleep=sleeps.append)
     assert c.api_url == fake_github.url
     assert c.viewer_login() == "triage-bot"
     assert len(fake_github.calls("GET", "/user")) == 1
@@ -55,7 +55,7 @@ def test_github_api_url_env_is_honoured(fake_github, sleeps):
 def test_default_api_url_and_no_token(monkeypatch):
     for name in ("GITHUB_API_URL", "GITHUB_TOKEN", "GH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    c = GitHubClient()
+    c = env_client()
     assert c.api_url == "https://api.github.com"
     assert not c.has_token
     assert repr(c) == "GitHubClient(api_url='https://api.github.com', token=None)"
@@ -64,7 +64,7 @@ def test_default_api_url_and_no_token(monkeypatch):
 def test_bad_api_url_is_input_error(monkeypatch):
     monkeypatch.setenv("GITHUB_API_URL", "api.github.com")
     with pytest.raises(InputError) as exc:
-        GitHubClient()
+        env_client()
     assert exc.value.exit_code == 2
 
 
@@ -72,7 +72,7 @@ def test_enterprise_style_prefix(monkeypatch, sleeps):
     with FakeGitHub(prefix="/api/v3") as fake:
         monkeypatch.setenv("GITHUB_API_URL", fake.url)
         monkeypatch.setenv("GITHUB_TOKEN", fake.token)
-        c = GitHubClient(sleep=sleeps.append)
+        c = env_client(sleep=sleeps.append)
         assert c.api_url.endswith("/api/v3")
         fake.add_comment("o/r", 5, "hello")
         assert [x["body"] for x in c.paginate(COMMENTS)] == ["hello"]
@@ -82,24 +82,24 @@ def test_enterprise_style_prefix(monkeypatch, sleeps):
 def test_gh_token_fallback(fake_github, monkeypatch, sleeps):
     monkeypatch.delenv("GITHUB_TOKEN")
     monkeypatch.setenv("GH_TOKEN", fake_github.token)
-    c = GitHubClient(sleep=sleeps.append)
+    c = env_client(sleep=sleeps.append)
     assert c.viewer_login() == "triage-bot"
     assert fake_github.requests[-1].headers["authorization"] == f"Bearer {fake_github.token}"
 
 
 def test_github_token_wins_over_gh_token_and_argument_wins_over_both(fake_github, monkeypatch, sleeps):
     monkeypatch.setenv("GH_TOKEN", "gh-token-not-used")
-    GitHubClient(sleep=sleeps.append).request("GET", "/user")
+    env_client(sleep=sleeps.append).request("GET", "/user")
     assert fake_github.requests[-1].headers["authorization"] == f"Bearer {fake_github.token}"
     with pytest.raises(GitHubAuthError):
-        GitHubClient(token="explicit-wrong-token", sleep=sleeps.append).request("GET", "/user")
+        env_client(token="explicit-wrong-token", sleep=sleeps.append).request("GET", "/user")
     assert fake_github.requests[-1].headers["authorization"] == "Bearer explicit-wrong-token"
 
 
 def test_no_authorization_header_without_token(fake_github, monkeypatch, sleeps):
     monkeypatch.delenv("GITHUB_TOKEN")
     fake_github.require_auth = False
-    c = GitHubClient(sleep=sleeps.append)
+    c = env_client(sleep=sleeps.append)
     c.request("GET", COMMENTS)
     assert "authorization" not in fake_github.requests[-1].headers
     assert c.viewer_login() is None  # no token: /user is not even asked
@@ -156,7 +156,7 @@ def test_502_then_200_is_retried_with_backoff(fake_github, client, sleeps):
 
 def test_retries_are_bounded_in_count(fake_github, sleeps):
     fake_github.inject("GET", COMMENTS, 502, times=None)
-    c = GitHubClient(max_retries=3, sleep=sleeps.append)
+    c = env_client(max_retries=3, sleep=sleeps.append)
     with pytest.raises(GitHubServerError) as exc:
         list(c.paginate(COMMENTS))
     assert len(fake_github.calls("GET", COMMENTS)) == 4
@@ -171,7 +171,7 @@ def test_retries_are_bounded_in_count(fake_github, sleeps):
 
 def test_retries_are_bounded_in_time(fake_github, sleeps):
     fake_github.inject("GET", "/user", 503, times=None)
-    c = GitHubClient(max_retries=50, max_wait=10, sleep=sleeps.append)
+    c = env_client(max_retries=50, max_wait=10, sleep=sleeps.append)
     with pytest.raises(GitHubServerError) as exc:
         c.request("GET", "/user")
     assert sum(sleeps) <= 10
@@ -193,7 +193,7 @@ def test_secondary_rate_limit_with_retry_after(fake_github, client, sleeps):
 
 def test_secondary_rate_limit_without_retry_after_waits_60s_growing(fake_github, sleeps):
     fake_github.inject_secondary_rate_limit("GET", "/user", retry_after=None, times=2)
-    c = GitHubClient(max_wait=200, sleep=sleeps.append)
+    c = env_client(max_wait=200, sleep=sleeps.append)
     c.request("GET", "/user")
     assert sleeps == [60.0, 120.0]
 
@@ -261,7 +261,7 @@ def test_dropped_connection_post_is_not_retried(fake_github, client, sleeps):
 
 def test_read_timeout_get_is_retried(fake_github, sleeps):
     fake_github.inject("GET", "/user", 200, body={"login": "slow"}, delay=1.5)
-    c = GitHubClient(timeout=0.4, sleep=sleeps.append)
+    c = env_client(timeout=0.4, sleep=sleeps.append)
     assert c.viewer_login() == "triage-bot"
     assert len(sleeps) == 1
 
@@ -287,7 +287,7 @@ def test_connect_error_is_retried_even_for_post_then_fails(sleeps):
 
 
 def test_401_message(fake_github, sleeps):
-    c = GitHubClient(token="wrong-token-value", sleep=sleeps.append)
+    c = env_client(token="wrong-token-value", sleep=sleeps.append)
     with pytest.raises(GitHubAuthError) as exc:
         c.request("GET", COMMENTS)
     assert str(exc.value) == "GitHub rejected the token (401): set GITHUB_TOKEN or GH_TOKEN to a valid token"
@@ -297,7 +297,7 @@ def test_401_message(fake_github, sleeps):
 def test_401_message_without_token(fake_github, monkeypatch, sleeps):
     monkeypatch.delenv("GITHUB_TOKEN")
     with pytest.raises(GitHubAuthError) as exc:
-        GitHubClient(sleep=sleeps.append).request("POST", COMMENTS, json={"body": "x"})
+        env_client(sleep=sleeps.append).request("POST", COMMENTS, json={"body": "x"})
     assert "set GITHUB_TOKEN or GH_TOKEN" in _one_line(exc.value)
 
 
@@ -387,7 +387,7 @@ def test_token_never_appears(fake_github, monkeypatch, capsys, caplog, sleeps):
     caplog.set_level(logging.DEBUG)
     fake_github.token = SECRET
     monkeypatch.setenv("GITHUB_TOKEN", SECRET)
-    c = GitHubClient(max_retries=1, sleep=sleeps.append)
+    c = env_client(max_retries=1, sleep=sleeps.append)
     seen: list[str] = [repr(c), str(c)]
 
     def fail(fn) -> None:
@@ -412,7 +412,7 @@ def test_token_never_appears(fake_github, monkeypatch, capsys, caplog, sleeps):
     fake_github.token = "rotated"
     fail(lambda: c.request("GET", "/user"))
     # a URL that contains the token, to a closed port
-    bad = GitHubClient(f"http://127.0.0.1:{_closed_port()}/{SECRET}", max_retries=1, sleep=sleeps.append)
+    bad = env_client(api_url=f"http://127.0.0.1:{_closed_port()}/{SECRET}", max_retries=1, sleep=sleeps.append)
     seen.append(repr(bad))
     fail(lambda: bad.request("GET", "/user"))
 

@@ -6,12 +6,11 @@ import logging
 
 import pytest
 
-from tests.support.fakegithub import fake_github  # noqa: F401
+from tests.support.fakegithub import env_client, fake_github  # noqa: F401
 from triage.errors import InputError
 from triage.github.client import (
     GitHubAuthError,
     GitHubBodyTooLong,
-    GitHubClient,
     GitHubError,
     GitHubNetworkError,
     GitHubServerError,
@@ -183,7 +182,7 @@ def test_primary_rate_limit_reset_on_listing(fake_github, client, sleeps):
 
 def test_create_retries_are_bounded(fake_github, sleeps):
     fake_github.inject("POST", LIST, 502, times=None)
-    client = GitHubClient(max_retries=2, sleep=sleeps.append)
+    client = env_client(max_retries=2, sleep=sleeps.append)
     with pytest.raises(GitHubServerError) as exc:
         upsert(client)
     text = str(exc.value)
@@ -282,7 +281,7 @@ def test_body_without_marker_is_input_error(fake_github, client):
 
 
 def test_bad_token(fake_github, sleeps):
-    client = GitHubClient(token="not-the-token", sleep=sleeps.append)
+    client = env_client(token="not-the-token", sleep=sleeps.append)
     with pytest.raises(GitHubAuthError):
         upsert(client)
 
@@ -294,7 +293,7 @@ def test_token_never_appears_in_failures(fake_github, monkeypatch, capsys, caplo
     caplog.set_level(logging.DEBUG)
     fake_github.token = SECRET
     monkeypatch.setenv("GITHUB_TOKEN", SECRET)
-    client = GitHubClient(max_retries=1, sleep=sleeps.append)
+    client = env_client(max_retries=1, sleep=sleeps.append)
     seen = [repr(client)]
     scenarios = [
         lambda: fake_github.inject("POST", LIST, 502, times=None),

@@ -55,8 +55,8 @@ def test_a_zip_bomb_is_refused_as_it_expands():
         results_in_zip("a", data)
 
 
-def test_too_many_entries_and_not_a_zip(monkeypatch):
-    monkeypatch.setenv("TRIAGE_MAX_ARTIFACT_ENTRIES", "3")
+def test_too_many_entries_and_not_a_zip(limits_from):
+    limits_from(TRIAGE_MAX_ARTIFACT_ENTRIES="3")
     with pytest.raises(InputError, match="more than 3 entries; TRIAGE_MAX_ARTIFACT_ENTRIES"):
         results_in_zip("a", zipped({f"{i}.xml": b"" for i in range(4)}))
     with pytest.raises(InputError, match="not a zip archive"):
@@ -123,7 +123,7 @@ def test_from_github_refuses_an_artifact_past_its_size(cli, gh, monkeypatch):
         f"Error: artifact '{LEG}': more than 100 bytes; TRIAGE_MAX_ARTIFACT_BYTES raises the limit"]
 
 
-def test_the_results_files_together_are_bounded(monkeypatch):
-    monkeypatch.setenv("TRIAGE_MAX_ARTIFACT_BYTES", "1000")
+def test_the_results_files_together_are_bounded(limits_from):
+    limits_from(TRIAGE_MAX_ARTIFACT_BYTES="1000")
     with pytest.raises(InputError, match="its results files unpack to more than 1,000 bytes"):
         results_in_zip("a", zipped({"a.json": b" " * 600, "b.json": b" " * 600}))

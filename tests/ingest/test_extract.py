@@ -270,8 +270,8 @@ def test_a_user_extractor_runs_in_linear_time() -> None:
     assert got.metrics == {"m": (7.0, None)}
 
 
-def test_a_line_longer_than_the_limit_is_cut_and_counted(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("TRIAGE_MAX_LOG_LINE", "4096")
+def test_a_line_longer_than_the_limit_is_cut_and_counted(limits_from, tmp_path: Path) -> None:
+    limits_from(TRIAGE_MAX_LOG_LINE="4096")
     for packed in (False, True):
         path = _write(tmp_path / "long.log", "a\n" + "x" * 50_000 + "\nacc=0.5\n" + "y" * 9000, packed=packed)
         with open_log(str(path), size=1024) as log:
@@ -280,7 +280,7 @@ def test_a_line_longer_than_the_limit_is_cut_and_counted(tmp_path: Path, monkeyp
         assert lines == ["a", "x" * 4096, "acc=0.5", "y" * 4096]
 
 
-def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
+def test_a_gzip_bomb_is_refused(limits_from, tmp_path: Path) -> None:
     path = tmp_path / "bomb.log.gz"
     path.write_bytes(gzip.compress(b"a" * (80 << 20), compresslevel=9))  # a letter: zeros are not text
     with open_log(str(path)) as log, pytest.raises(InputError) as e:
@@ -288,14 +288,14 @@ def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
             pass
     assert str(e.value) == (f"{path}: the gzip data expands more than 200 times (a decompression bomb?); "
                             "TRIAGE_MAX_GZIP_RATIO raises the limit")
-    monkeypatch.setenv("TRIAGE_MAX_GZIP_RATIO", "1000000")
+    limits_from(TRIAGE_MAX_GZIP_RATIO="1000000")
     with open_log(str(path)) as log:
         assert sum(len(line) for line in log) == 8 << 20  # one line, cut at 8 MiB
         assert log.lines_cut == 1
 
 
-def test_a_log_past_the_size_limit_is_refused(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("TRIAGE_MAX_LOG_BYTES", "100000")
+def test_a_log_past_the_size_limit_is_refused(limits_from, tmp_path: Path) -> None:
+    limits_from(TRIAGE_MAX_LOG_BYTES="100000")
     path = _write(tmp_path / "big.log", "error: x\n" * 20_000)
     with open_log(str(path)) as log, pytest.raises(InputError) as e:
         list(log)

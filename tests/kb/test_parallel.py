@@ -295,17 +295,19 @@ def test_two_processes_on_postgresql(rules_dir, tmp_path) -> None:
         assert _report(alone_url, rules_dir) == _report(helped_url, rules_dir)
 
 
-def test_the_threshold_and_its_switch(monkeypatch) -> None:
+def test_the_threshold_and_its_switch() -> None:
     from triage.kb import parallel
+    from triage.settings import Settings
+
+    def at(value: str):
+        return Settings.from_env({"TRIAGE_PARALLEL_RUNS": value}).parallel_runs
 
     if not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
-        assert not parallel.worth_it(10**9)
+        assert not parallel.worth_it(10**9, 1)
         return
-    monkeypatch.delenv("TRIAGE_PARALLEL_RUNS", raising=False)
-    assert parallel.worth_it(parallel.PARALLEL_RUNS) and not parallel.worth_it(parallel.PARALLEL_RUNS - 1)
-    monkeypatch.setenv("TRIAGE_PARALLEL_RUNS", "off")
-    assert not parallel.worth_it(10**9)
-    monkeypatch.setenv("TRIAGE_PARALLEL_RUNS", "5")
-    assert parallel.worth_it(5) and not parallel.worth_it(4)
-    monkeypatch.setenv("TRIAGE_PARALLEL_RUNS", "many")  # not a number: the default
-    assert parallel.worth_it(parallel.PARALLEL_RUNS) and not parallel.worth_it(parallel.PARALLEL_RUNS - 1)
+    default = Settings.from_env({}).parallel_runs
+    assert default == parallel.PARALLEL_RUNS
+    assert parallel.worth_it(default, default) and not parallel.worth_it(default - 1, default)
+    assert not parallel.worth_it(10**9, at("off")) and not parallel.worth_it(10**9, at(" OFF "))
+    assert parallel.worth_it(5, at("5")) and not parallel.worth_it(4, at("5"))
+    assert at("many") == at("0") == at("-3") == default  # not a positive number: the default

@@ -311,14 +311,13 @@ def test_an_unchanged_rule_file_is_not_parsed_again(cli, rules_dir: Path, monkey
     assert r.code == 2 and parsed == ["other-1.yaml"]
 
 
-def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path, monkeypatch) -> None:
+def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path) -> None:
     from triage.rules.language import cache, loader
 
-    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "c"))
     shutil.copytree(RULES, tmp_path / "rules")
     parsed = loader.load_rules([tmp_path / "rules"])
-    cache.load_rules([tmp_path / "rules"])
-    again = cache.load_rules([tmp_path / "rules"])
+    cache.load_rules([tmp_path / "rules"], tmp_path / "c")
+    again = cache.load_rules([tmp_path / "rules"], tmp_path / "c")
     assert type(again.files[0]).__name__ == "CachedFile"
     assert [(f.path, f.sha256, f.spec, f.values, f.keys) for f in again.files] == \
         [(f.path, f.sha256, f.spec, f.values, f.keys) for f in parsed.files]
@@ -436,9 +435,9 @@ def test_a_view_that_looks_runs_up_reads_as_one_over_every_run(cli, seeded: Path
     from every run instead, it is the same, after any edits."""
     from dataclasses import replace
 
-    from triage.cli.base import _evaluate
     from triage.kb import store
     from triage.render.report import build
+    from triage.views import evaluate
 
     rng = random.Random(seed)
     for step in range(5):
@@ -447,7 +446,7 @@ def test_a_view_that_looks_runs_up_reads_as_one_over_every_run(cli, seeded: Path
                "--note", "an id with a space").code == 0
     with store.session("sqlite:///kb.sqlite") as s:
         inv = store.find_investigation(s, int(PR))
-        bundle, ev, _ = _evaluate(s, inv)
+        bundle, ev, _ = evaluate(s, inv)
         for limit in (50, 3, None):
             looked_up = build(bundle, ev, runs_limit=limit)
             every = build(replace(bundle, runs=bundle.source.all(), source=None), ev, runs_limit=limit)

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "triage"
 # Each package may import the packages of lower levels (and its own), never higher ones
 # nor its siblings on the same level (but the shared modules of level 0).
 LEVELS = {
-    "errors": 0, "inputs": 0, "limits": 0, "numbers": 0, "sandbox": 0, "stamp": 0,  # shared by all
+    "errors": 0, "inputs": 0, "limits": 0, "numbers": 0, "sandbox": 0, "settings": 0, "stamp": 0,  # shared by all
     "__init__": 0,
     "github": 1,  # the REST client and the comment's text: no knowledge base, no rules
     "rules": 1,  # the language, the decisions, the engine: pure
@@ -93,6 +93,24 @@ def test_no_cycle_between_packages_but_the_known_ones():
         return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges.get(start, ()))
 
     assert [p for p in edges if reaches(p, p, {p})] == []
+
+
+def test_only_the_settings_read_the_environment():
+    """``os.environ`` and ``os.getenv`` are read in triage/settings.py alone: every other module
+    is handed a :class:`triage.settings.Settings` (or the values it needs) by an edge."""
+    readers = set()
+    for file, tree in _sources().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ENVIRONMENT and \
+                    isinstance(node.value, ast.Name) and node.value.id == "os":
+                readers.add(file)
+            elif isinstance(node, ast.ImportFrom) and node.module == "os" and \
+                    any(a.name in ENVIRONMENT for a in node.names):
+                readers.add(file)
+    assert readers == {"settings.py"}
+
+
+ENVIRONMENT = {"environ", "environb", "getenv", "getenvb"}
 
 
 def test_files_and_functions_stay_within_their_sizes():

@@ -64,11 +64,11 @@ def test_templates_cannot_grow_lists_and_dicts_or_call_lipsum(template):
     assert "[template error:" in render_string(template, VALUES)
 
 
-def test_a_template_past_the_time_limit_is_stopped_in_any_thread(monkeypatch):
+def test_a_template_past_the_time_limit_is_stopped_in_any_thread(limits_from):
     """The server renders in worker threads, where no timer signal arrives."""
     from concurrent.futures import ThreadPoolExecutor
 
-    monkeypatch.setenv("TRIAGE_MAX_TEMPLATE_SECONDS", "0.3")
+    limits_from(TRIAGE_MAX_TEMPLATE_SECONDS="0.3")
     slow = "{% for a in range(99999) %}{% for b in range(99999) %}{% for c in range(99999) %}{% endfor %}{% endfor %}{% endfor %}"
     with ThreadPoolExecutor(2) as pool:
         futures = [pool.submit(render_string, slow, VALUES) for _ in range(2)]
@@ -77,8 +77,8 @@ def test_a_template_past_the_time_limit_is_stopped_in_any_thread(monkeypatch):
                 f.result(timeout=30)
 
 
-def test_a_template_past_the_time_limit_is_stopped(monkeypatch):
-    monkeypatch.setenv("TRIAGE_MAX_TEMPLATE_SECONDS", "0.3")
+def test_a_template_past_the_time_limit_is_stopped(limits_from):
+    limits_from(TRIAGE_MAX_TEMPLATE_SECONDS="0.3")
     start = time.perf_counter()
     with pytest.raises(InputError) as e:
         render_string("{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}", VALUES)

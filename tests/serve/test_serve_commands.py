@@ -21,8 +21,9 @@ from tests.support.serving import fixture_bytes
 from triage.kb import models as m
 from triage.kb import store
 from triage.serve import webhook, worker
-from triage.serve.auth import TokenCredentials
+from triage.serve.auth import from_settings
 from triage.serve.queue import Queue
+from triage.settings import Settings
 from triage.usecases.post import post_report
 
 REPO, PR, RUN = "sgl-project/sglang", 30433, "28903343346"
@@ -48,7 +49,7 @@ class Bot:
 
     def __init__(self, fake, url: str) -> None:
         self.fake, self.url, self.queue = fake, url, Queue(url)
-        self.processor = worker.Processor(url, self.queue, TokenCredentials(), partial(post_report, url))
+        self.processor = worker.Processor(url, self.queue, from_settings(Settings.from_env()), partial(post_report, url))
         self.sent = 0
 
     def say(self, body: str, *, login: str = "alice", cid: int | None = None, delivery: str | None = None,

@@ -188,11 +188,11 @@ def test_headers_redirects_numbers_and_bodies_are_answered_safely(app_client, ca
         assert (r.status_code, r.json()["outcome"]) == (401, "bad signature")
 
 
-def test_healthz_reports_a_stuck_worker(app_client, monkeypatch):
+def test_healthz_reports_a_stuck_worker(limits_from, app_client, monkeypatch):
     from triage.serve import worker as worker_module
 
     release = threading.Event()
-    monkeypatch.setenv("TRIAGE_MAX_STEP_SECONDS", "0.5")
+    limits_from(TRIAGE_MAX_STEP_SECONDS="0.5")
     monkeypatch.setattr(worker_module.Processor, "handle", lambda self, delivery: release.wait(20))
     c = app_client
     assert c.get("/healthz").json()["stuck"] == 0

@@ -18,6 +18,7 @@ from triage.errors import InputError
 from triage.kb import models as m
 from triage.kb import store
 from triage.serve.queue import Queue
+from triage.settings import Settings
 from triage.serve.webhook import RunEvent, matches, run_event, signature_ok, wanted
 
 
@@ -187,7 +188,7 @@ def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_githu
     """The hook for `triage autopilot`: run_for(client, db_url, investigation_id) -> str | None."""
     from tests.support.serve import PR, REPO, RUN, WITH_PR, add_run, write_rules
     from triage.serve import worker
-    from triage.serve.auth import TokenCredentials
+    from triage.serve.auth import from_settings
     from triage.usecases.post import post_report
 
     write_rules(tmp_path)
@@ -203,7 +204,7 @@ def test_autopilot_runs_after_each_post_under_the_investigations_lock(fake_githu
 
     monkeypatch.setattr(worker, "_autopilot", lambda: run_for)
     q = Queue(url)
-    processor = worker.Processor(url, q, TokenCredentials(), partial(post_report, url), locks=locks)
+    processor = worker.Processor(url, q, from_settings(Settings.from_env()), partial(post_report, url), locks=locks)
     q.put("auto-1", "workflow_run", "completed", json.loads(fixture_bytes(WITH_PR)), None)
     assert processor.handle(q.claim()) == "done"
     assert calls == [(url, "octo-drop", True, 1)]  # after the post, holding the lock
@@ -217,7 +218,7 @@ def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
     from tests.support.serve import RUN, WITH_PR, add_run, write_rules
     from triage.ingest import fromgithub
     from triage.serve import worker
-    from triage.serve.auth import TokenCredentials
+    from triage.serve.auth import from_settings
     from triage.usecases.post import post_report
 
     write_rules(tmp_path)
@@ -226,7 +227,7 @@ def _processor_on_its_way(fake_github, tmp_path, cli, monkeypatch):
     assert cli("import", os.devnull).code == 0
     url = store.resolve_url(None)
     q = Queue(url)
-    processor = worker.Processor(url, q, TokenCredentials(), partial(post_report, url))
+    processor = worker.Processor(url, q, from_settings(Settings.from_env()), partial(post_report, url))
     fetching, go, fail = threading.Event(), threading.Event(), []
     real = fromgithub.fetch
 

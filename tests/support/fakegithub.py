@@ -1029,6 +1029,16 @@ def fake_github(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
         fake.stop()
 
 
+def env_client(**options: Any) -> Any:
+    """A GitHubClient as a command makes one: its API and token from the environment
+    (``GITHUB_API_URL``, ``GITHUB_TOKEN``/``GH_TOKEN``), unless ``options`` name others."""
+    from triage.github.client import GitHubClient
+    from triage.settings import Settings
+
+    settings = Settings.from_env()
+    return GitHubClient(**{"api_url": settings.github_api_url, "token": settings.github_token, **options})
+
+
 @pytest.fixture
 def sleeps() -> list[float]:
     """The waits a client asked for, instead of sleeping them."""
@@ -1040,5 +1050,5 @@ def client(fake_github: FakeGitHub, sleeps: list[float]) -> Iterator[Any]:
     """A GitHubClient against the fake server that records its waits in ``sleeps``."""
     from triage.github.client import GitHubClient
 
-    with GitHubClient(sleep=sleeps.append) as c:
+    with GitHubClient(fake_github.url, fake_github.token, sleep=sleeps.append) as c:
         yield c

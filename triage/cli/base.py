@@ -4,7 +4,6 @@ printing, and the edge where every error becomes one message and an exit code.""
 from __future__ import annotations
 
 import copy
-import os
 import re
 import sys
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ import typer
 
 from triage import __version__
 from triage.errors import InputError, TriageError
+from triage.settings import Settings
 
 HELP = """\
 Keep a CI investigation as data: runs, hypotheses and evidence in a SQL
@@ -62,6 +62,7 @@ app.add_typer(db_app, name="db")
 
 
 class State:
+    settings: Settings = Settings()  # the environment's, read as each command starts (:func:`_root`)
     db: Optional[str] = None
     rules: Optional[list[str]] = None
     created: Optional[Path] = None  # the SQLite file this command started: gone again if it fails
@@ -84,16 +85,19 @@ def _root(
     rules: Annotated[Optional[List[str]], typer.Option("--rules", help="Rule file or directory (repeatable) [env: TRIAGE_RULES; default: ./rules].")] = None,
     version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
-    state.db = db
+    from triage import limits
+
+    state.settings = Settings.from_env()  # once per command: what the environment says now
+    limits.configure(state.settings)
+    state.db = db or state.settings.db
     state.rules = rules
 
 
 def _rule_paths() -> list[str]:
     if state.rules:
         return list(state.rules)
-    env = os.environ.get("TRIAGE_RULES")
-    if env:
-        return [p for p in env.split(os.pathsep) if p]
+    if state.settings.rules is not None:
+        return list(state.settings.rules)
     return ["rules"] if Path("rules").is_dir() else []
 
 
@@ -111,7 +115,7 @@ def _open(create: bool = False, *, writes: Optional[bool] = None) -> tuple[str, 
     from triage.rules.language.cache import CachedSet, load_rules
 
     paths = _rule_paths()
-    ruleset = load_rules(paths) if paths else CachedSet([])  # the loader (and YAML) only for a changed file
+    ruleset = load_rules(paths, state.settings.cache_dir) if paths else CachedSet([])  # the loader only for a changed file
     url = _readable(store.resolve_url(state.db), create if writes is None else writes)
     missing = store.missing_file(url)
     if create:
@@ -121,6 +125,14 @@ def _open(create: bool = False, *, writes: Optional[bool] = None) -> tuple[str, 
                          "`triage add-run …`), or name one with --db or TRIAGE_DB")
     store.sync_on_open(url, ruleset)
     return url, ruleset
+
+
+def _github() -> Any:
+    """A GitHub client of ``GITHUB_API_URL`` with the token of ``GITHUB_TOKEN``/``GH_TOKEN``
+    (a bad URL or token is bad input)."""
+    from triage.github import GitHubClient
+
+    return GitHubClient(state.settings.github_api_url, state.settings.github_token)
 
 
 def _readable(url: str, writes: bool) -> str:
@@ -215,14 +227,6 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
         yield lambda completed: bar.update(task, completed=completed)
 
 
-def _evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False,
-              helper: Any = None) -> tuple[Any, Any, dict]:
-    """Evaluate and store (:func:`triage.views.evaluate`)."""
-    from triage import views
-
-    return views.evaluate(s, inv, runs=runs, full=full, helper=helper)
-
-
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
            full: bool = False, emit: Optional[Callable[[dict], None]] = None,
            writes: bool = False) -> tuple[str, dict]:
@@ -231,14 +235,19 @@ def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: O
     from triage.usecases.report import view
 
     url, _ = _open(writes=writes)
-    return url, view(url, pr, repo, since, runs=runs, full=full, emit=emit)
+    return url, view(url, pr, repo, since, runs=runs, full=full, emit=emit, settings=state.settings)
+
+
+def _templates(given: Optional[str]) -> tuple[str, ...]:
+    """The directories whose templates override ours: ``--templates``, then ``TRIAGE_TEMPLATES``."""
+    return tuple(d for d in (given, state.settings.templates) if d)
 
 
 def _fitted(model: dict, templates: Optional[str]) -> str:
     """The comment as posted: shortened to GitHub's limit, saying so on stderr."""
     from triage.usecases.post import fitted
 
-    body, left_out = fitted(model, templates)
+    body, left_out = fitted(model, _templates(templates))
     if left_out:
         _err(f"shortened to fit GitHub's comment limit: {left_out}")
     return body
@@ -294,15 +303,8 @@ def _terminal(output: Optional[Path]) -> tuple[int, bool]:
     if output is None and sys.stdout.isatty():
         import shutil
 
-        return max(80, shutil.get_terminal_size().columns), not os.environ.get("NO_COLOR")
+        return max(80, shutil.get_terminal_size().columns), state.settings.color
     return 110, False
-
-
-def _seen_elsewhere(s: Any, inv: Any, hypotheses: list, min_score: float) -> list[dict]:
-    """Hypotheses of other investigations that read like ``hypotheses`` (:func:`triage.views.seen_elsewhere`)."""
-    from triage import views
-
-    return views.seen_elsewhere(s, inv, hypotheses, min_score)
 
 
 SINCE_HELP = "Add a 'new since' line: last-post, an ISO 8601 time, or an age such as 12h, 2d, 1w."

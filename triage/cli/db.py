@@ -23,17 +23,13 @@ def db_status() -> None:
     Changes nothing. A knowledge base with no version, or one this triage
     does not know, is an error (exit 1) that says what to do.
     """
-    from triage.kb import migrate, store
+    from triage.kb import store
     from triage.kb.db import _safe
+    from triage.usecases.schema import status
 
     url = store.resolve_url(state.db)
-    where = _safe(url)
-    url = _readable(url, writes=False)
-    engine = store.get_engine(url, upgrade=False)
-    try:
-        found = migrate.prepare(engine, where, upgrade=False)
-    finally:
-        engine.dispose()
+    where = _safe(url)  # named as given, though read from a private copy
+    found = status(_readable(url, writes=False), where)
     if found.state == "empty":
         typer.echo(f"schema version: none yet (empty); the first command creates it at version {found.head}")
     elif found.state == "older":
@@ -56,15 +52,10 @@ def db_upgrade() -> None:
     next to itself (kb.sqlite.v1.bak). Any command upgrades an older
     knowledge base the same way when it opens it.
     """
-    from triage.kb import migrate, store
-    from triage.kb.db import _safe
+    from triage.kb import store
+    from triage.usecases.schema import upgrade
 
-    url = _readable(store.resolve_url(state.db), writes=True)
-    engine = store.get_engine(url, upgrade=False)
-    try:
-        found = migrate.prepare(engine, _safe(url), notify=typer.echo)
-    finally:
-        engine.dispose()
+    found = upgrade(_readable(store.resolve_url(state.db), writes=True), notify=typer.echo)
     if found.state == "empty":
         typer.echo(f"created the knowledge base at schema version {found.head}")
     elif found.state == "current":

@@ -10,6 +10,7 @@ import typer
 from triage.cli.base import (
     PR_OPT,
     REPO_OPT,
+    _github,
     _open,
     app,
 )
@@ -51,17 +52,12 @@ def replay(
     runs to verdict, with the same count for the recorded order and the
     median of random orders. Nothing is written to the knowledge base.
     """
-    from triage.kb import store
-    from triage.rules.next.replay import replay as run_replay
     from triage.rules.next.replay import trace
+    from triage.usecases.lookup import replay as lookup
 
     url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle = store.load_bundle(s, inv)
-    rp = run_replay(bundle, start, _pairs(target, "--target"), _pairs(bisect_, "--bisect"), leave_out or [],
-                    orders=orders, seed=seed)
-    prefix = bundle.spec.config_prefix or ""
+    rp, prefix = lookup(url, pr, repo, start, _pairs(target, "--target"), _pairs(bisect_, "--bisect"),
+                        leave_out or [], orders=orders, seed=seed)
     typer.echo(trace(rp, lambda c: c[len(prefix):] if prefix and c.startswith(prefix) and c != prefix else c), nl=False)
 
 
@@ -86,7 +82,6 @@ def autopilot(
     last run was a known failure awaiting its remedy, and stops when the
     verdict holds. Each start is recorded and shown in the comment.
     """
-    from triage.github import GitHubClient
     from triage.usecases.autopilot import run_for
     from triage.kb import store
 
@@ -96,7 +91,7 @@ def autopilot(
     if dry_run:
         step = run_for(url, iid, None, dry_run=True)
     else:
-        with GitHubClient() as client:
+        with _github() as client:
             if not client.has_token:
                 raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
             step = run_for(url, iid, client)

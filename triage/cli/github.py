@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated, Any, Optional
 
@@ -15,9 +14,12 @@ from triage.cli.base import (
     TEMPLATES_OPT,
     _check_format,
     _err,
+    _github,
     _json_out,
     _open,
+    _templates,
     app,
+    state,
 )
 from triage.errors import InputError
 
@@ -69,21 +71,21 @@ def post(
     the knowledge base), and a post that raced past it deletes its own
     duplicate: one comment, however many run at once.
     """
-    from triage.github import GitHubClient
     from triage.github.checks import validate_dashboard_url
     from triage.github.comments import validate_login
 
     _check_format(format, "text", "json")
     if bot_login is not None:
         validate_login(bot_login)
-    dashboard = validate_dashboard_url(os.environ.get("TRIAGE_DASHBOARD_URL"))
-    app = bool((os.environ.get("TRIAGE_APP_ID") or "").strip()) and not offline
-    options = dict(dry_run=dry_run or offline, offline=offline, templates=templates,
+    settings = state.settings
+    dashboard = validate_dashboard_url(settings.dashboard_url)
+    app = settings.app_id is not None and not offline
+    options = dict(dry_run=dry_run or offline, offline=offline, templates=_templates(templates),
                    check_run=app if check_run is None else check_run, dashboard=dashboard)
     if app:
         result, body, inv = _post_as_app(pr, repo, bot_login=bot_login, **options)
     else:
-        with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+        with _github() as client:  # first: a bad GITHUB_API_URL is bad input
             if not (dry_run or offline) and not client.has_token:
                 raise InputError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (a --dry-run works without one)")
             result, body, inv = _post_report(client, pr, repo, bot_login=bot_login, **options)
@@ -92,11 +94,11 @@ def post(
 
 def _post_as_app(pr: int, repo: Optional[str], **options: Any) -> tuple:
     """:func:`_post_report` with the installation token of the investigation's repository."""
-    from triage.serve.auth import from_environment
+    from triage.serve.auth import from_settings
     from triage.usecases.post import repo_of
 
     url, _ = _open(writes=not options.get("dry_run"))
-    creds = from_environment()
+    creds = from_settings(state.settings)
     client = creds.client(None, repo_of(url, pr, repo))  # owned by creds: not closed here
     options["bot_login"] = options.get("bot_login") or creds.bot_login
     return _post_report(client, pr, repo, **options)
@@ -191,15 +193,16 @@ def serve(
     gc.enable()  # off for a short command (triage.__main__); a server that stays up collects its cycles
     if bot_login is not None:
         validate_login(bot_login)
-    secret = os.environ.get("TRIAGE_WEBHOOK_SECRET") or None
+    secret = state.settings.webhook_secret
     if secret is None and not insecure_no_signature:
         raise InputError("set TRIAGE_WEBHOOK_SECRET to the webhook's secret "
                          "(or, on a loopback address only, pass --insecure-no-signature)")
-    dashboard = validate_dashboard_url(os.environ.get("TRIAGE_DASHBOARD_URL"))
+    dashboard = validate_dashboard_url(state.settings.dashboard_url)
     settings_check = Settings(db_url="", secret=secret.encode() if secret else None, host=host, auth=auth,
                               open_dashboard=open_dashboard)
     check_settings(settings_check)  # before the knowledge base is opened
     url, _ = _open(create=True)
     run(Settings(db_url=url, secret=secret.encode() if secret else None, host=host, port=port, workers=workers,
                  auth=auth, max_attempts=max_attempts, bot_login=bot_login, open_dashboard=open_dashboard,
-                 grace=grace, lease=lease, dashboard_url=dashboard))
+                 grace=grace, lease=lease, dashboard_url=dashboard, templates=state.settings.templates),
+        environment=state.settings)

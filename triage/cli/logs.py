@@ -21,28 +21,13 @@ from triage.errors import InputError
 
 
 def _read_log(path: str, pr: Optional[int], repo: Optional[str], threshold: float, candidates: int) -> Any:
-    """Scan a log against the knowledge base's signatures (and, with --pr,
-    the investigation's extractors), with a progress bar on a terminal."""
-    from triage.ingest import logread
-    from triage.ingest.logs import open_log
-    from triage.kb import store
+    """Scan a log (:func:`triage.usecases.scan.scan`), with a progress bar on a terminal."""
+    from triage.usecases.scan import check_threshold, scan
 
-    if not 0 < threshold <= 100:
-        raise InputError(f"--threshold {threshold:g}: expected a score above 0 and at most 100")
+    check_threshold(threshold)
     url, _ = _open(create=True, writes=False)  # reads (a read-only knowledge base too)
-    with store.session(url) as s:
-        matcher = logread.matcher_of(s, threshold)
-        extractors = logread.extractors_of(s, store.find_investigation(s, pr, repo)) if pr is not None else []
-    if matcher is None:
-        raise InputError("no signatures in the knowledge base: declare some under `signatures:` in a rule file")
-    with open_log(path) as log, _progress(f"scanning {path}", log.progress()[1]) as update:
-        tick = (lambda: update(log.progress()[0])) if update is not None else None
-        found = logread.scan_log(log, matcher, extractors, candidates=candidates, progress=tick)
-    if log.lines_cut:
-        _err(logread.cut_note(log))
-    if found.matches_left_out:
-        _err(f"scan: {len(found.matches):,} matching lines kept; reading stopped there")
-    return matcher, found
+    return scan(url, path, pr=pr, repo=repo, threshold=threshold, candidates=candidates, note=_err,
+                progress=lambda size: _progress(f"scanning {path}", size))
 
 
 THRESHOLD_OPT = Annotated[float, typer.Option("--threshold", help="Lowest fuzzy score (0-100) that counts as a match.")]
@@ -141,21 +126,14 @@ def signatures_suggest(
     """
     import yaml
 
-    from triage.ingest.draft import draft
+    from triage.usecases.scan import drafts as draft_signatures
 
     _, found = _read_log(log, None, None, threshold, limit)
     if not found.candidates:
         _err(f"no unmatched error lines in {log}")
         return
-    drafts, ids = [], set()
-    for no, line in found.candidates:
-        d = draft(line)
-        base, k = d["id"], 2
-        while d["id"] in ids:
-            d["id"], k = f"{base}-{k}", k + 1
-        ids.add(d["id"])
-        body = yaml.safe_dump([d], sort_keys=False, allow_unicode=True, width=1000)
-        drafts.append(f"# {log}:{no}\n{body}")
+    drafts = [f"# {log}:{no}\n" + yaml.safe_dump([d], sort_keys=False, allow_unicode=True, width=1000)
+              for no, d in draft_signatures(found)]
     typer.echo(f"# {len(drafts)} draft(s): check the class, fill in meaning and remedy, paste under `signatures:`")
     typer.echo("".join(drafts), nl=False)
 
@@ -172,18 +150,15 @@ def signatures_list() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from triage.ingest.logread import signature_from_spec
-    from triage.kb import store
+    from triage.usecases.scan import signatures
 
     url, _ = _open(create=True, writes=False)  # reads (a read-only knowledge base too)
-    with store.session(url) as s:
-        specs = store.signature_specs(s)
+    found = signatures(url)
     table = Table(expand=True)
     table.add_column("id", no_wrap=True)
     table.add_column("class", no_wrap=True)
     table.add_column("text (or /regex/)", ratio=3)
     table.add_column("meaning", ratio=2)
-    for d in specs:
-        sig = signature_from_spec(d)
+    for sig in found:
         table.add_row(*map(_cell, (sig.id, sig.cls, f"/{sig.text}/" if sig.regex else sig.text, sig.meaning)))
     Console(highlight=False).print(table)

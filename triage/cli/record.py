@@ -19,7 +19,7 @@ from triage.cli.base import (
     _check_format,
     _console,
     _err,
-    _evaluate,
+    _github,
     _json_out,
     _open,
     _out,
@@ -30,6 +30,7 @@ from triage.cli.base import (
     app,
     evidence_app,
     runs_app,
+    state,
 )
 from triage.cli.reports import _by_hand
 from triage.errors import InputError
@@ -167,25 +168,19 @@ def _add_from_github(pr: int, repo: Optional[str], run_id: int, config_from: Opt
                      provenance: Optional[dict], note: Optional[str], format: str, others: dict) -> None:
     """add-run --from-github: one run per job of the workflow run; ``others``, the options it
     takes from GitHub, must be left out."""
-    from triage.github import GitHubClient
     from triage.ingest import fromgithub
-    from triage.kb import store
+    from triage.usecases.record import record_from_github
 
     given = [flag for flag, value in others.items() if value]
     if given:
         raise InputError(f"--from-github takes {', '.join(given)} from GitHub: leave {'it' if len(given) == 1 else 'them'} out")
 
     pattern = fromgithub.config_pattern(config_from)
-    with GitHubClient() as client:  # first: a bad GITHUB_API_URL is bad input
+    with _github() as client:  # first: a bad GITHUB_API_URL is bad input
         url_db, _ = _open(create=True)
-        with store.session(url_db) as s:
-            where = store.find_investigation(s, pr, repo).repo
-        items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
-    _ready_to_evaluate()
-    with store.session(url_db) as s:
-        inv = store.find_investigation(s, pr, repo)
-        recorded = fromgithub.record(s, inv, items)
-        _, _, changed = _evaluate(s, inv)
+        _ready_to_evaluate()
+        recorded, changed = record_from_github(url_db, client, pr, repo, run_id, pattern=pattern,
+                                               provenance=provenance, note=note)
     _print_recorded(recorded, changed, format)
 
 
@@ -244,50 +239,19 @@ def import_(
     """
     if _import_results(file, format, pr, repo, run_id, config, status):
         return
-    from triage.ingest import alongside, importer
+    from triage.ingest import importer
     from triage.inputs import check_regular
-    from triage.kb import configruns, parallel, store
+    from triage.usecases.imports import import_records
 
     fmt = importer.guess_format(file, format, results=True)
     if file != "-":
         check_regular(file)  # before anything opens it: a FIFO blocks
     url, _ = _open(create=True)
     _ready_to_evaluate()
-    with store.session(url) as s:
-        default = store.find_investigation(s, pr, repo).id if pr is not None else None
-        total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
-        writer = store.RunWriter(s, overwrite=overwrite)
-        # new runs of one investigation: evaluated by another process while they are written
-        beside = alongside.begin(s, file, fmt, default, writer)
-        try:
-            with _progress(f"importing {file}", total) as update:
-                tick = (lambda done, _size: update(done)) if update is not None else None
-                result = importer.import_file(s, file, default_investigation=default, fmt=fmt, progress=tick,
-                                     overwrite=overwrite, writer=writer)
-            # A replaced run may keep its config's count, largest id and newest write
-            # (a record older than the config's newest run): re-derive every piece.
-            full = bool(result.updated)
-            apart = beside is None and parallel.worth_it(result.created + result.updated)
-            if beside is not None:
-                beside.written(result)
-            if not apart:  # in the import's transaction
-                for iid in result.investigations:
-                    _evaluate(s, store.find_investigation(s, ident=iid), full=full,
-                              helper=beside if beside is not None and iid == beside.iid else None)
-            else:
-                configs = {iid: [row[0] for row in configruns.stored(s, iid)] for iid in result.investigations}
-        finally:
-            if beside is not None:
-                beside.close()
-    if apart:  # the runs are committed; each evaluation in two processes, in a transaction of its own
-        for iid in result.investigations:
-            helper = parallel.start(url, iid, configs[iid], full=full)
-            try:
-                with store.session(url) as s:
-                    _evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper)
-            finally:
-                if helper is not None:
-                    helper.close()
+    total = None if file == "-" else (os.path.getsize(file) if os.path.isfile(file) else None)
+    with _progress(f"importing {file}", total) as update:
+        result = import_records(url, file, fmt, pr=pr, repo=repo, overwrite=overwrite, settings=state.settings,
+                                progress=(lambda done, _size: update(done)) if update is not None else None)
     older = f", {result.older} older (kept the newer)" if result.older else ""
     typer.echo(f"imported {result.total} run(s) from {file}: {result.created} new, {result.updated} updated{older}")
 
@@ -329,24 +293,12 @@ def export(
     Exported and imported again, into this or another knowledge base, the
     runs are the same: the round trip is lossless in both formats.
     """
-    import io
-
     from triage.ingest.importer import guess_format
-    from triage.ingest.records import dumps, write_csv
-    from triage.kb.runs import run_to_record
-    from triage.kb import store
+    from triage.usecases.imports import export_records
 
     fmt = guess_format(str(output) if output is not None else "-", format)
     url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        records = [run_to_record(r) for r in store.runs_of(s, inv.id)]
-    if fmt == "csv":
-        buf = io.StringIO()
-        write_csv(records, buf)
-        text = buf.getvalue()
-    else:
-        text = "".join(dumps(rec) + "\n" for rec in records)
+    text = export_records(url, pr, repo, fmt)
     _write(text, output)
 
 
@@ -362,14 +314,11 @@ def runs_list(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wi
     """
     from rich.table import Table
 
-    from triage.kb import store
+    from triage.usecases.lookup import runs
 
     _check_format(format, "text", "json")
     url, _ = _open()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        rows = store.runs_of(s, inv.id)
-        prefix = inv.spec.get("config_prefix") if isinstance(inv.spec, dict) else None
+    rows, prefix = runs(url, pr, repo)
     if format == "json":
         _json_out([{"run_id": r.run_id, "config": r.config, "status": r.status, "metrics": r.metrics,
                     "provenance": r.provenance, "time": r.time.isoformat() if r.time else None, "url": r.url,
@@ -458,18 +407,13 @@ def runs_delete(
     history` lists them, with the record `triage import` reads back). To keep
     a run but let it decide nothing, use `triage runs exclude`.
     """
-    from triage.kb import store
-    from triage.usecases.runs import find_run
+    from triage.usecases.runs import delete
 
     if not because.strip():
         raise InputError("--because must say why")
     url, _ = _open(create=True)
     _ready_to_evaluate()
-    with store.session(url) as s:
-        inv, hits = find_run(s, pr, repo, run, config)
-        store.delete_runs(s, hits, because)
-        _, _, changed = _evaluate(s, inv)
-        deleted = [(r.run_id, r.config) for r in hits]
+    deleted, changed = delete(url, run, because, config=config, pr=pr, repo=repo)
     for run_id, cfg in deleted:
         typer.echo(f"deleted: {run_id} ({cfg})")
     _print_changes(changed)

@@ -18,7 +18,6 @@ from triage.cli.base import (
     _cell,
     _check_format,
     _console,
-    _evaluate,
     _fitted,
     _json_out,
     _model,
@@ -27,7 +26,7 @@ from triage.cli.base import (
     _print_changes,
     _ready_to_evaluate,
     _runs_limit,
-    _seen_elsewhere,
+    _templates,
     _terminal,
     _write,
     app,
@@ -79,7 +78,7 @@ def report(
         elif fit:
             text = _fitted(model, templates)
         else:
-            text = render.to_markdown(model, templates)
+            text = render.to_markdown(model, _templates(templates))
         _write(text, output)
 
     _model(pr, repo, since, runs=_runs_limit(runs), full=full, emit=emit)
@@ -118,8 +117,8 @@ def bisect(
     """
     import json
 
-    from triage.kb import store
     from triage.render import report as render
+    from triage.usecases.lookup import bisects
 
     if ctx.invoked_subcommand is not None:
         return
@@ -128,17 +127,7 @@ def bisect(
     _check_format(format, "text", "json")
     url, _ = _open()
     _ready_to_evaluate()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv, runs=True)
-    model = render.build(bundle, ev)
-    known = [b["id"] for b in model["bisects"]]
-    if not known:
-        raise InputError(f"{inv.repo}#{inv.pr} has no bisects: add one under bisects: in its rule file")
-    unknown = [i for i in id_ or [] if i not in known]
-    if unknown:
-        raise InputError(f"--id {unknown[0]!r}: no such bisect; known: {', '.join(known)}")
-    model["bisects"] = [b for b in model["bisects"] if not id_ or b["id"] in id_]
+    model = bisects(url, pr, repo, id_)
     if format == "json":
         keys = ("id", "title", "axis", "last_good", "first_bad", "next", "remaining", "steps", "ends", "ends_ok",
                 "done", "command", "notes", "points")
@@ -208,26 +197,12 @@ def similar(
     """
     import json
 
-    from triage.kb import store
-    from triage.rules.engine.evaluate import UNDECIDED
+    from triage.usecases.lookup import similar as lookup
 
     _check_format(format, "text", "json")
     url, _ = _open()
     _ready_to_evaluate()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = _evaluate(s, inv)
-        known = {h.id: h for h in bundle.hypotheses}
-        for h in hypothesis or []:
-            if h not in known:
-                raise InputError(f"--hypothesis {h!r}: no such hypothesis in {inv.repo}#{inv.pr}")
-        if hypothesis:
-            targets = [known[h] for h in hypothesis]
-        elif all_:
-            targets = [h for h in bundle.hypotheses if ev.statuses.get(h.id) in UNDECIDED]
-        else:
-            targets = [h for h in bundle.hypotheses if h.id in ev.untested]
-        matches = _seen_elsewhere(s, inv, targets, min_score) if targets else []
+    targets, matches = lookup(url, pr, repo, hypothesis, undecided=all_, min_score=min_score)
     if format == "json":
         typer.echo(json.dumps(matches, indent=2, ensure_ascii=False))
         return
@@ -277,19 +252,13 @@ def history(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text") -> N
       triage history --pr 30433
       triage history --pr 30433 --format json
     """
-    from triage.kb import store
+    from triage.usecases.lookup import history as lookup
 
     _check_format(format, "text", "json")
     url, _ = _open()
     _ready_to_evaluate()
-    with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        _evaluate(s, inv)
-        changes = store.status_history(s, inv.id)
-        evidence = store.evidence_history(s, inv.id)
-        deletions = store.run_deletions(s, inv.id)
-        commands = store.commands_of(s, inv.id)
-    retired = [e for e in evidence if e.retired_at is not None]
+    found = lookup(url, pr, repo)
+    changes, retired, deletions, commands = (found[k] for k in ("changes", "retired", "deleted_runs", "commands"))
     if format == "json":
         _json_out({
             "changes": [{"at": c.at.isoformat(), "hypothesis": c.hypothesis_id, "previous": c.previous,

@@ -75,11 +75,8 @@ def check(
     With --format json the problems are printed as JSON on stdout too.
     """
     from triage.errors import RuleFileError
-    from triage.kb import configruns, store
-    from triage.rules.language.configcheck import config_problems
-    from triage.rules.engine.decides import describe
-    from triage.rules.language.filecheck import direction_warnings, noise_warnings
-    from triage.rules.language.loader import load_rules
+    from triage.kb import store
+    from triage.usecases.rulefiles import check as check_files
 
     _check_format(format, "text", "json")
     targets = [str(p) for p in paths] if paths else _rule_paths()
@@ -87,30 +84,16 @@ def check(
         raise InputError("no rule files: give paths, --rules, or create ./rules")
     warnings: list = []
     try:
-        ruleset = load_rules(targets, warnings)
+        files = check_files(targets, store.resolve_url(state.db), warnings)
     except RuleFileError as e:
         if format == "json":
             _json_out({"ok": False, "files": [], "problems": [
                 {"path": p.path, "line": p.line, "col": p.col, "message": p.message} for p in e.problems],
-                "warnings": [str(w) for w in sorted(warnings)]})
+                "warnings": [str(w) for w in warnings]})
         raise
     finally:
-        for w in sorted(warnings):
+        for w in warnings:
             _err(str(w))
-    keys = ("hypotheses", "recipes", "rules", "evidence", "bisects", "signatures", "extractors")
-    files = []
-    recorded = configruns.recorded_configs(
-        store.resolve_url(state.db), [f.spec.investigation.id for f in ruleset.files if f.spec.investigation])
-    for f in ruleset.files:
-        for w in direction_warnings(f) + noise_warnings(f) + config_problems(f, recorded):
-            _err(str(w))
-            warnings.append(w)
-        spec = f.spec
-        counts = {key: len(getattr(spec, key)) for key in keys if getattr(spec, key)}
-        inv = spec.investigation
-        files.append({"path": f.path, "investigation": inv.id if inv else None,
-                      "repo": inv.repo if inv else None, "pr": inv.pr if inv else None, "counts": counts,
-                      "decides": [said for said in map(describe, spec.bisects) if said]})
     if format == "json":
         _json_out({"ok": True, "files": files, "problems": [], "warnings": [str(w) for w in sorted(warnings)]})
         return

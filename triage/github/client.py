@@ -35,12 +35,15 @@ What it does on top of httpx:
   The token is never part of a message, a ``repr`` or a log line: every message
   built here is passed through :meth:`GitHubClient.redact`, and httpx exceptions
   are not chained.
+
+* The API's URL and the token are the caller's: a command passes those of
+  ``GITHUB_API_URL`` and ``GITHUB_TOKEN``/``GH_TOKEN``, as
+  :class:`triage.settings.Settings` read them.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import random
 import re
 import time
@@ -176,7 +179,7 @@ class GitHubClient:
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        url = (api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL).strip()
+        url = (api_url or DEFAULT_API_URL).strip()
         if not re.match(r"^https?://[^/\s]+", url):
             # The value may be anything; do not echo something token-like.
             raise InputError(
@@ -184,8 +187,6 @@ class GitHubClient:
                 f"(got {self._static_redact(url)!r}); check GITHUB_API_URL"
             )
         self.api_url = url.rstrip("/")
-        if token is None:
-            token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
         self._token = (token or "").strip() or None
         if self._token is not None and not (self._token.isascii() and self._token.isprintable()
                                             and " " not in self._token):

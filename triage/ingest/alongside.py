@@ -86,11 +86,13 @@ class Alongside(Process):
                 and max(row[3] for row in rows) == self._base + count - 1)
 
 
-def begin(s: Any, path: str, fmt: str, default: Optional[str], writer: Any) -> Optional[Alongside]:
+def begin(s: Any, path: str, fmt: str, default: Optional[str], writer: Any,
+          at: Optional[int]) -> Optional[Alongside]:
     """Fork the process for an import of ``path`` about to be written by ``writer`` in
     session ``s``, when it pays and the knowledge base's keys for the file's runs
-    are known: a JSON Lines file of enough records for one SQLite investigation
-    without runs (its first record's, else ``default``).  None otherwise."""
+    are known: a JSON Lines file of enough records (``at`` at least,
+    :func:`~triage.kb.parallel.worth_it`) for one SQLite investigation without runs
+    (its first record's, else ``default``).  None otherwise."""
     from sqlalchemy import func, select
 
     from triage.kb import configruns, snapshot
@@ -103,7 +105,7 @@ def begin(s: Any, path: str, fmt: str, default: Optional[str], writer: Any) -> O
     if not stat:
         return None
     first, estimate = _first_record(path, stat[0])
-    if first is None or not worth_it(estimate):
+    if first is None or not worth_it(estimate, at):
         return None
     iid = first.get("investigation") or default
     inv = s.get(m.Investigation, iid) if isinstance(iid, str) else None

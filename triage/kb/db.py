@@ -1,7 +1,7 @@
 """The database: engines, sessions and locks.
 
 The default database is ``kb.sqlite`` in the current directory; ``--db`` or
-``TRIAGE_DB`` take any SQLAlchemy URL (``postgresql+psycopg://…`` for a team).
+``TRIAGE_DB`` (read by the command line) take any SQLAlchemy URL (``postgresql+psycopg://…`` for a team).
 Writes happen in one transaction per command: an error leaves the knowledge
 base as it was.
 """
@@ -9,7 +9,6 @@ base as it was.
 from __future__ import annotations
 
 import json
-import os
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,8 +30,8 @@ def now() -> datetime:
 
 
 def resolve_url(db: Optional[str]) -> str:
-    """A SQLAlchemy URL from ``--db``/``TRIAGE_DB``; a bare path means SQLite."""
-    value = db or os.environ.get("TRIAGE_DB") or DEFAULT_DB
+    """A SQLAlchemy URL from ``--db``/``TRIAGE_DB`` (default ``kb.sqlite``); a bare path means SQLite."""
+    value = db or DEFAULT_DB
     if "://" in value:
         if value.startswith("sqlite:///file:"):  # SQLite's URI form: its parameters stay (mode=ro)
             path, sep, query = value[len("sqlite:///file:"):].partition("?")

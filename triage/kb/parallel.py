@@ -18,7 +18,7 @@ evaluation.
 Only where it pays and is safe: Linux (``fork``), two CPUs or more, no other
 thread in this process, and at least
 :data:`PARALLEL_RUNS` runs written or evaluated (``TRIAGE_PARALLEL_RUNS`` sets the number,
-``off`` turns it off).  No connection to the knowledge base crosses the fork:
+``off`` turns it off: :attr:`triage.settings.Settings.parallel_runs`, passed to :func:`worth_it`).  No connection to the knowledge base crosses the fork:
 :func:`start` closes this process's first, and the helper opens its own,
 read-only (:func:`~triage.kb.db.read_engine`).
 """
@@ -30,15 +30,16 @@ import os
 import sys
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-#: Runs at least, for an evaluation in two processes (after an import, or ``report --full``).
-PARALLEL_RUNS = 20_000
+from triage.settings import PARALLEL_RUNS  # noqa: F401  (the default threshold, named here too)
 
 _FREE, _MINE, _HELPERS = 0, 1, 2  # whose each unit is, in the shared flags
 _MAX_UNITS = 1 << 16  # units shared at most; any after them this process's evaluation works out
 
 
-def worth_it(runs: int) -> bool:
-    """Whether an evaluation of ``runs`` runs (written, or to evaluate whole) is worth a helper."""
+def worth_it(runs: int, at: Optional[int]) -> bool:
+    """Whether an evaluation of ``runs`` runs (written, or to evaluate whole) is worth a helper:
+    ``at`` runs at least (``TRIAGE_PARALLEL_RUNS``, :attr:`triage.settings.Settings.parallel_runs`;
+    None: never)."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return False
     if len(os.sched_getaffinity(0)) < 2:
@@ -47,11 +48,7 @@ def worth_it(runs: int) -> bool:
 
     if threading.active_count() > 1:  # a fork copies the other threads' locks, held or not
         return False
-    raw = os.environ.get("TRIAGE_PARALLEL_RUNS", "").strip().lower()
-    if raw == "off":
-        return False
-    at = int(raw) if raw.isdigit() and int(raw) > 0 else PARALLEL_RUNS
-    return runs >= at
+    return at is not None and runs >= at
 
 
 class _Units:

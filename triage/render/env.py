@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence, Union
 from urllib.parse import quote
 
 from triage.render.commands import wrap
@@ -24,14 +24,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 _URL_SAFE = ":/?#!$&*+,;=%-._~"
 
 
-def template_dirs(extra: Optional[str] = None) -> list[str]:
-    """User templates first (``--templates``/``TRIAGE_TEMPLATES``), then ours."""
-    import os
-
-    dirs = []
-    for d in (extra, os.environ.get("TRIAGE_TEMPLATES")):
-        if d:
-            dirs.append(d)
+def template_dirs(extra: Union[str, Sequence[str], None] = None) -> list[str]:
+    """User templates first (a directory or several, the first wins: ``--templates``,
+    then ``TRIAGE_TEMPLATES``), then ours."""
+    dirs = [d for d in ((extra,) if isinstance(extra, str) else extra or ()) if d]
     here = Path(__file__).resolve().parent.parent
     for candidate in (here / "templates", here.parent / "templates"):
         if candidate.is_dir():
@@ -141,7 +137,7 @@ def block(text: Any) -> str:
 
 
 @lru_cache(maxsize=8)
-def environment(extra: Optional[str] = None) -> Any:
+def environment(extra: Union[str, tuple[str, ...], None] = None) -> Any:
     from jinja2 import FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 

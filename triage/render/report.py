@@ -7,7 +7,7 @@ markdown comes from Jinja templates, the text from rich tables
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from triage.render import jsonout
 from triage.render.model import (  # noqa: F401  (the view model's names, as they were imported from here)
@@ -84,8 +84,9 @@ def to_json(model: dict) -> str:
     return jsonout.dumps(out) + "\n"
 
 
-def to_markdown(model: dict, templates: Optional[str] = None) -> str:
-    """The PR comment, from ``report.md.j2``; always ends with the marker."""
+def to_markdown(model: dict, templates: Union[str, tuple[str, ...], None] = None) -> str:
+    """The PR comment, from ``report.md.j2`` (``templates``: directories whose templates
+    override ours, :func:`triage.render.env.template_dirs`); always ends with the marker."""
     from triage.render.env import LinkRefs, environment
 
     refs = LinkRefs()

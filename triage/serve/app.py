@@ -2,6 +2,11 @@
 the process's queue, workers and heartbeat (:mod:`triage.serve.service`),
 assembled; the settings; and the process itself: bound, started, stopped.
 
+The server's :class:`Settings` are what ``triage serve`` was given; what the
+environment configures (GitHub's API and credentials, the limits) comes in
+as :class:`triage.settings.Settings`, read by the command (or by
+:func:`create_app` when none is given).
+
 A server that cannot bind its port does not touch the queue; SIGINT or SIGTERM
 ends it within its grace period (``--grace``), whatever a thread is doing.
 """
@@ -19,6 +24,7 @@ from typing import Any, Callable, Optional
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from triage import settings as config
 from triage.errors import InputError, RuntimeFailure, TriageError
 
 from .routes import ROUTES, SecurityHeaders, failed
@@ -47,6 +53,7 @@ class Settings:
     bot_login: Optional[str] = None
     open_dashboard: bool = False  # no token though not on loopback: said on purpose
     dashboard_url: Optional[str] = None  # where people reach the dashboard: the check run links there
+    templates: Optional[str] = None  # a directory whose templates override ours (TRIAGE_TEMPLATES)
 
 
 def is_loopback(host: str) -> bool:
@@ -58,9 +65,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def create_app(settings: Settings, credentials: Any, post: Optional[Callable[..., Any]] = None) -> Starlette:
+def create_app(settings: Settings, credentials: Any, post: Optional[Callable[..., Any]] = None, *,
+               environment: Optional[config.Settings] = None) -> Starlette:
     """The app; ``post(client, pr, repo, bot_login=...)`` posts a comment (default: the
-    use case :func:`triage.usecases.post.post_report` on ``settings.db_url``)."""
+    use case :func:`triage.usecases.post.post_report` on ``settings.db_url``).
+    ``environment``'s limits are in force from now on (default: the environment's, read now)."""
+    from triage import limits
+
+    limits.configure(config.Settings.from_env() if environment is None else environment)
     if post is None:
         from functools import partial
 
@@ -68,7 +80,7 @@ def create_app(settings: Settings, credentials: Any, post: Optional[Callable[...
 
         # As an App, the check run is set with the comment (a plain token may not write one).
         post = partial(post_report, settings.db_url, check_run=getattr(credentials, "kind", "") == "app",
-                       dashboard=settings.dashboard_url)
+                       dashboard=settings.dashboard_url, templates=settings.templates)
     service = Service(settings, credentials, post)
     app = Starlette(routes=ROUTES, lifespan=service.lifespan, middleware=[Middleware(SecurityHeaders)],
                     exception_handlers={TriageError: failed})
@@ -117,14 +129,18 @@ def _bind(host: str, port: int) -> Any:
     return sock
 
 
-def run(settings: Settings, post: Optional[Callable[..., Any]] = None) -> None:
-    """Start the server (blocks until SIGINT/SIGTERM).  Within ``grace``
+def run(settings: Settings, post: Optional[Callable[..., Any]] = None, *,
+        environment: Optional[config.Settings] = None) -> None:
+    """Start the server (blocks until SIGINT/SIGTERM), as a GitHub App or with a
+    token as ``environment`` says (default: the environment's).  Within ``grace``
     seconds of the signal it is gone: connections and the deliveries under
     way get half each, then whatever still runs is left (the queue finds it
     at the next start)."""
     import uvicorn
 
-    from .auth import describe, from_environment
+    from .auth import describe, from_settings
+
+    environment = config.Settings.from_env() if environment is None else environment
 
     check_settings(settings)
     sock = _bind(settings.host, settings.port)
@@ -133,8 +149,8 @@ def run(settings: Settings, post: Optional[Callable[..., Any]] = None) -> None:
     # sooner while they work.
     sys.setswitchinterval(0.001)
     _logging()
-    credentials = from_environment()
-    app = create_app(settings, credentials, post)
+    credentials = from_settings(environment)
+    app = create_app(settings, credentials, post, environment=environment)
     log.info(json.dumps({"outcome": "listening", "url": f"http://{settings.host}:{settings.port}",
                          "github": describe(credentials), "signatures": settings.secret is not None}))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",

@@ -17,10 +17,10 @@ redacts them from every message.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -28,7 +28,7 @@ from triage.errors import InputError, RuntimeFailure
 from triage.github.client import GitHubClient, GitHubError
 from triage.github.comments import DEFAULT_BOT_LOGIN
 
-__all__ = ["Credentials", "AppCredentials", "TokenCredentials", "from_environment"]
+__all__ = ["Credentials", "AppCredentials", "TokenCredentials", "from_settings"]
 
 REFRESH_BEFORE = 300.0  # seconds before expiry an installation token is replaced
 JWT_LIFETIME = 540
@@ -137,14 +137,14 @@ class AppCredentials(Credentials):
         return self.bot_login or DEFAULT_BOT_LOGIN
 
 
-def from_environment(env: Optional[dict] = None, make: Callable[..., GitHubClient] = GitHubClient) -> Credentials:
-    """App credentials when ``TRIAGE_APP_ID`` is set, else the plain token."""
-    env = os.environ if env is None else env
-    app_id = (env.get("TRIAGE_APP_ID") or "").strip()
+def from_settings(settings: Any, make: Callable[..., GitHubClient] = GitHubClient) -> Credentials:
+    """App credentials when ``TRIAGE_APP_ID`` is set, else the plain token
+    (:class:`triage.settings.Settings`); clients of ``GITHUB_API_URL``."""
+    app_id = settings.app_id
     if not app_id:
-        return TokenCredentials(make)
-    key = env.get("TRIAGE_APP_PRIVATE_KEY")
-    path = env.get("TRIAGE_APP_PRIVATE_KEY_FILE")
+        return TokenCredentials(partial(make, settings.github_api_url, settings.github_token))
+    make = partial(make, settings.github_api_url)
+    key, path = settings.app_private_key, settings.app_private_key_file
     if not key and path:
         try:
             key = Path(path).read_text(encoding="utf-8")

@@ -26,14 +26,14 @@ CHART_WIDTH, LABEL_WIDTH, BAR_HEIGHT = 760, 300, 22
 LABEL_CHARS = 42  # longer run labels are cut (the bar's tooltip has all of it)
 
 
-@lru_cache(maxsize=1)
-def _env() -> Any:
+@lru_cache(maxsize=4)
+def _env(overrides: Optional[str]) -> Any:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     from triage.render.commands import wrap
     from triage.render.env import template_dirs
 
-    env = Environment(loader=FileSystemLoader(template_dirs()), undefined=StrictUndefined,
+    env = Environment(loader=FileSystemLoader(template_dirs(overrides)), undefined=StrictUndefined,
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.globals.update(chart_svg=chart_svg)
@@ -48,8 +48,9 @@ def web_url(url: Any) -> Optional[str]:
     return text if text.lower().startswith(("https://", "http://")) else None
 
 
-def render(name: str, **context: Any) -> str:
-    return _env().get_template(f"dashboard/{name}").render(**context)
+def render(name: str, *, overrides: Optional[str] = None, **context: Any) -> str:
+    """The page ``name``; ``overrides``: a directory whose templates override ours (``TRIAGE_TEMPLATES``)."""
+    return _env(overrides).get_template(f"dashboard/{name}").render(**context)
 
 
 def _model(s: Any, inv: Any, url: str) -> dict:

@@ -114,7 +114,7 @@ def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
 
 async def index(request: Request) -> Response:
     rows = await run_in_threadpool(dashboard.overview, _service(request).settings.db_url)
-    return html_page(request, dashboard.render("index.html.j2", rows=rows))
+    return html_page(request, _page(request, "index.html.j2", rows=rows))
 
 
 async def investigation(request: Request) -> Response:
@@ -133,8 +133,7 @@ async def investigation(request: Request) -> Response:
         from triage.render.report import to_json
 
         return Response(to_json(model), media_type="application/json")
-    return html_page(request, dashboard.render("page.html.j2", model=model, history=history, colour=colour,
-                                               why=why))
+    return html_page(request, _page(request, "page.html.j2", model=model, history=history, colour=colour, why=why))
 
 
 async def deliveries(request: Request) -> Response:
@@ -145,7 +144,7 @@ async def deliveries(request: Request) -> Response:
     if request.url.path.endswith(".json"):
         keep = ("id", "event", "action", "state", "attempts", "received_at", "finished_at", "outcome")
         return _reply(200, counts=counts, failed=[{k: str(getattr(d, k)) for k in keep} for d in failed])
-    return HTMLResponse(dashboard.render("deliveries.html.j2", counts=counts, failed=failed, recent=recent))
+    return HTMLResponse(_page(request, "deliveries.html.j2", counts=counts, failed=failed, recent=recent))
 
 
 async def healthz(request: Request) -> Response:
@@ -157,8 +156,13 @@ async def healthz(request: Request) -> Response:
 
 async def live_script(request: Request) -> Response:
     """The pages' one script (``templates/dashboard/live.js``): it keeps them current without a reload."""
-    return Response(dashboard.render("live.js"), media_type="text/javascript",
+    return Response(_page(request, "live.js"), media_type="text/javascript",
                     headers={"Cache-Control": "max-age=300"})
+
+
+def _page(request: Request, name: str, **context: Any) -> str:
+    """The dashboard's template ``name``, with the server's own templates first (``TRIAGE_TEMPLATES``)."""
+    return dashboard.render(name, overrides=_service(request).settings.templates, **context)
 
 
 def html_page(request: Request, text: str) -> Response:

@@ -5,11 +5,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
+
+Templates = Union[str, tuple[str, ...], None]
 
 
-def fitted(model: dict, templates: Optional[str] = None) -> tuple[str, Optional[str]]:
-    """The comment as posted, shortened to GitHub's limit, and what was left out (None: nothing)."""
+def fitted(model: dict, templates: Templates = None) -> tuple[str, Optional[str]]:
+    """The comment as posted, shortened to GitHub's limit, and what was left out (None: nothing);
+    ``templates``: a directory (or several, the first wins) whose templates override ours."""
     from triage.render.fit import fit
     from triage.render.report import to_markdown
 
@@ -26,7 +29,7 @@ def repo_of(url: str, pr: int, repo: Optional[str]) -> str:
 
 
 def post_report(url: str, client: Any, pr: int, repo: Optional[str], *, bot_login: Optional[str] = None,
-                dry_run: bool = False, offline: bool = False, templates: Optional[str] = None,
+                dry_run: bool = False, offline: bool = False, templates: Templates = None,
                 note: Optional[Callable[[str], None]] = None, check_run: bool = False,
                 dashboard: Optional[str] = None) -> tuple:
     """Evaluate, render and upsert the sticky comment of ``repo#pr``; record the write.

@@ -1,4 +1,5 @@
-"""Record runs: ``triage add-run`` (runs given by hand, read from a log or CI results files).
+"""Record runs: ``triage add-run`` (runs given by hand, read from a log or CI results files,
+or the jobs of a GitHub Actions workflow run).
 
 The runs are checked against the investigation (its metrics' scales, the
 names it uses), recorded or updated (run id + config), then evaluated.
@@ -43,6 +44,27 @@ def record(url: str, pr: int, repo: Optional[str], base_id: str, items: list, *,
                     note(line)
             row, created = store.upsert_run(s, inv.id, data)
             recorded.append((row, created, []))
+        _, _, changed = views.evaluate(s, inv)
+    return recorded, changed
+
+
+def record_from_github(url: str, client: Any, pr: int, repo: Optional[str], run_id: int, *,
+                       pattern: Any = None, provenance: Optional[dict] = None,
+                       note: Optional[str] = None) -> tuple[list, dict]:
+    """Record each job of the workflow run ``run_id`` of the investigation's repository as a run
+    (``add-run --from-github``; its config: what ``pattern`` takes from the job's name), then
+    evaluate.  ``provenance`` and ``note`` go with every job.  Returns (row, created, messages)
+    per run (what its log said) and the status changes."""
+    from triage import views
+    from triage.ingest import fromgithub
+    from triage.kb import store
+
+    with store.session(url) as s:
+        where = store.find_investigation(s, pr, repo).repo
+    items = fromgithub.fetch(client, where, run_id, pattern=pattern, provenance=provenance, note=note)
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        recorded = fromgithub.record(s, inv, items)
         _, _, changed = views.evaluate(s, inv)
     return recorded, changed
 

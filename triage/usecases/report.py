@@ -6,11 +6,12 @@ from typing import Any, Callable, Optional
 
 from triage.errors import InputError
 from triage.render.report import DEFAULT_RUNS
+from triage.settings import Settings
 
 
 def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
          runs: Optional[int] = DEFAULT_RUNS, full: bool = False,
-         emit: Optional[Callable[[dict], None]] = None) -> dict:
+         emit: Optional[Callable[[dict], None]] = None, settings: Settings = Settings()) -> dict:
     """Evaluate one investigation; its view model.
 
     ``since`` adds the "new since" line: ``last-post``, a time or an age;
@@ -18,13 +19,13 @@ def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
     ``runs``: the newest runs the runs table shows (None: all).  When nothing
     the evaluation depends on changed since the last one, the stored
     evaluation is read instead (``full`` evaluates all the same, a large
-    investigation in two processes).  ``emit(model)`` runs before the
+    investigation in two processes, from ``settings.parallel_runs`` runs on).  ``emit(model)`` runs before the
     commit: when it fails (the output names a directory, the disk is full)
     nothing is written.
     """
     from triage.kb import store
 
-    helper = full_helper(url, pr, repo) if full else None
+    helper = full_helper(url, pr, repo, settings.parallel_runs) if full else None
     try:
         with store.session(url) as s:
             model = view_in(s, pr, repo, since, runs, full, helper)
@@ -36,16 +37,16 @@ def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
             helper.close()
 
 
-def full_helper(url: str, pr: int, repo: Optional[str]) -> Any:
+def full_helper(url: str, pr: int, repo: Optional[str], at: Optional[int]) -> Any:
     """A process working out half of a whole evaluation of a large investigation
     (:mod:`triage.kb.parallel`), forked before this one opens its session; None
-    below the threshold or where there is no second CPU."""
+    below the threshold ``at`` or where there is no second CPU."""
     from triage.kb import configruns, parallel, store
 
     with store.session(url) as s:
         iid = store.find_investigation(s, pr, repo).id
         kept = configruns.stored(s, iid)
-    if not parallel.worth_it(sum(row[2] for row in kept)):
+    if not parallel.worth_it(sum(row[2] for row in kept), at):
         return None
     return parallel.start(url, iid, [row[0] for row in kept], full=True)
 

@@ -1,7 +1,8 @@
-"""Runs judged by hand: exclude one (it stays in the report but decides nothing), include it again.
+"""Runs judged by hand: exclude one (it stays in the report but decides nothing), include it
+again, delete a mistaken one (kept in the history).
 
 ``triage runs exclude|include`` and the ``/triage exclude|include`` comment
-commands both call these.
+commands both call these; ``triage runs delete`` calls :func:`delete`.
 """
 
 from __future__ import annotations
@@ -57,3 +58,19 @@ def set_excluded(url: str, run: str, excluded: bool, because: Optional[str], *, 
         legs = _set(s, hits, excluded, because)
         views.evaluate(s, inv)
     return legs
+
+
+def delete(url: str, run: str, because: str, *, config: Optional[str] = None, pr: Optional[int] = None,
+           repo: Optional[str] = None) -> tuple[list[tuple[str, str]], dict]:
+    """Delete every leg of ``run`` (one leg with ``config``), the record and ``because`` kept in
+    the history, then evaluate; the (run id, config) of each leg and the status changes."""
+    from triage import views
+    from triage.kb import store
+
+    if not because.strip():
+        raise InputError("--because must say why")
+    with store.session(url) as s:
+        inv, hits = find_run(s, pr, repo, run, config)
+        store.delete_runs(s, hits, because)
+        _, _, changed = views.evaluate(s, inv)
+        return [(r.run_id, r.config) for r in hits], changed

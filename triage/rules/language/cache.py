@@ -8,9 +8,11 @@ validated as :func:`triage.rules.language.loader.load_rules` does, and the cross
 checks always run on the whole set.  Only files without problems are kept,
 under the code's stamp, so a new ``triage`` never reads an older one's parse.
 
-The cache is one file, ``$TRIAGE_CACHE/rules-<stamp>.pickle`` (default
-``$XDG_CACHE_HOME/triage`` or ``~/.cache/triage``); ``TRIAGE_CACHE=off``
-turns it off.  A cache that cannot be read or written is ignored.
+The cache is one file, ``rules-<stamp>.pickle`` in the directory the caller
+gives: ``$TRIAGE_CACHE`` (default ``$XDG_CACHE_HOME/triage`` or
+``~/.cache/triage``; ``TRIAGE_CACHE=off``, None here, turns it off), read by
+:class:`triage.settings.Settings`.  A cache that cannot be read or written is
+ignored.
 """
 
 from __future__ import annotations
@@ -27,20 +29,9 @@ KEEP = 2000
 SETS = 20
 
 
-def _dir() -> Optional[Path]:
-    value = os.environ.get("TRIAGE_CACHE")
-    if value == "off":
-        return None
-    if value:
-        return Path(value)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "triage"
-
-
-def _file() -> Optional[Path]:
+def _file(where: Optional[Path]) -> Optional[Path]:
     from triage.stamp import code_stamp
 
-    where = _dir()
     return where / f"rules-{code_stamp()}.pickle" if where is not None else None
 
 
@@ -142,15 +133,16 @@ def _paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def load_rules(paths: Iterable[str | Path]):  # -> RuleSet
-    """:func:`triage.rules.language.loader.load_rules`, with unchanged files from the cache.
+def load_rules(paths: Iterable[str | Path], cache_dir: Optional[Path]):  # -> RuleSet
+    """:func:`triage.rules.language.loader.load_rules`, with unchanged files from the cache
+    in ``cache_dir`` (None: no cache).
 
     When every file is one the cache holds and this very set of files passed
     the cross-file checks before, nothing is parsed, unpickled or even
     imported: the loader and the schema load only when a file changed.
     """
     paths = list(paths)
-    where = _file()
+    where = _file(cache_dir)
     cache = _read(where)
     known: dict = cache.setdefault("files", {})
     passed: list = cache.setdefault("sets", [])

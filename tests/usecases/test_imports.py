@@ -1,0 +1,80 @@
+"""The use cases behind `import`, `export` and `runs delete`,
+called directly: what they return and write, whatever prints it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE_RUNS
+from triage.errors import InputError
+from triage.kb import store
+from triage.settings import Settings
+from triage.usecases.imports import export_records, import_records
+from triage.usecases.report import view
+from triage.usecases.runs import delete
+
+PR, RUN = 30433, "28903343346"
+
+
+def _empty(cli, name: str) -> str:
+    """A new knowledge base ``name`` with the rule files loaded, no runs."""
+    assert cli("--db", name, "import", os.devnull).code == 0
+    return store.resolve_url(name)
+
+
+def _statuses(url: str) -> list[tuple[str, str]]:
+    return [(h["id"], h["status"]) for h in view(url, PR, None)["hypotheses"]]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_exported_runs_import_again_the_same(cli, seeded, tmp_path: Path, fmt):
+    url = store.resolve_url(None)
+    text = export_records(url, PR, None, fmt)
+    assert len(text.splitlines()) == 33 if fmt == "jsonl" else text.startswith("investigation,run_id,config,status,")
+    (tmp_path / f"runs.{fmt}").write_text(text, encoding="utf-8")
+    other, seen = _empty(cli, "other.sqlite"), []
+    result = import_records(other, f"runs.{fmt}", fmt, progress=lambda done, size: seen.append((done, size)))
+    assert (result.total, result.created, result.updated, result.investigations) == (33, 33, 0, ["kimik26-disagg"])
+    assert seen and seen[-1] == (len(text.encode()),) * 2
+    assert export_records(other, PR, None, fmt) == text
+    assert _statuses(other) == _statuses(url)  # evaluated after the import
+    again = import_records(other, f"runs.{fmt}", fmt)
+    assert (again.total, again.created) == (33, 0)
+
+
+def test_records_without_an_investigation_go_to_the_pr_given_and_a_bad_one_writes_nothing(cli, rules_dir,
+                                                                                          tmp_path: Path):
+    url = _empty(cli, "kb.sqlite")
+    lines = EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines[:3] + ["{not json"]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.jsonl:4"):
+        import_records(url, "bad.jsonl", "jsonl")
+    with store.session(url) as s:
+        assert store.runs_of(s, "kimik26-disagg") == []
+    result = import_records(url, str(EXAMPLE_RUNS), "jsonl", pr=PR)
+    assert result.created == 33
+
+
+def test_an_import_evaluated_in_two_processes_decides_as_one(cli, rules_dir):
+    """``settings.parallel_runs``: from how many runs an import's evaluation takes a second
+    process (where there is a second CPU); the verdicts are the same either way."""
+    alone, helped = _empty(cli, "alone.sqlite"), _empty(cli, "helped.sqlite")
+    import_records(alone, str(EXAMPLE_RUNS), "jsonl", settings=Settings(parallel_runs=None))
+    import_records(helped, str(EXAMPLE_RUNS), "jsonl", settings=Settings(parallel_runs=1))
+    assert _statuses(helped) == _statuses(alone) and len(_statuses(alone)) > 5
+
+
+def test_delete_returns_the_legs_and_the_changes(seeded):
+    url = store.resolve_url(None)
+    with pytest.raises(InputError, match="--because must say why"):
+        delete(url, RUN, " ")
+    legs, changed = delete(url, RUN, "recorded on the wrong PR", pr=PR)
+    assert {run for run, _ in legs} == {RUN} and isinstance(changed, dict)
+    with store.session(url) as s:
+        assert store.find_runs(s, "kimik26-disagg", RUN, None) == []
+    with pytest.raises(InputError, match=f"no run {RUN} in the knowledge base"):
+        delete(url, RUN, "again")
+

@@ -1,0 +1,100 @@
+"""Import run records: ``triage import`` (a JSON Lines or CSV file of runs), and
+export them again: ``triage export`` (what the import reads; the round trip is lossless).
+
+An import is one transaction: every record of the file or none.  Each
+investigation it wrote to is evaluated once, after it.  A large import is
+evaluated in two processes (:mod:`triage.kb.parallel`): one of new runs of one
+investigation by a process forked as the runs are written
+(:mod:`triage.ingest.alongside`), any other once the runs are committed, each
+evaluation then in a transaction of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from triage.settings import Settings
+
+
+def import_records(url: str, file: str, fmt: str, *, pr: Optional[int] = None, repo: Optional[str] = None,
+                   overwrite: bool = False, settings: Settings = Settings(),
+                   progress: Optional[Callable[[int, Optional[int]], None]] = None) -> Any:
+    """Import ``file`` (``-``: standard input) in the format ``fmt`` (``jsonl`` or ``csv``) into
+    the knowledge base at ``url``, then evaluate each investigation it wrote to.
+
+    Records that name no investigation go to ``pr``'s (and ``repo``'s).  A record older than
+    the stored run is skipped, unless ``overwrite``.  ``settings.parallel_runs``: from how
+    many runs written the evaluation takes two processes.  ``progress(bytes_read, size)``
+    hears how far the reading is.  Returns the :class:`~triage.ingest.importer.ImportResult`."""
+    from triage.ingest import alongside, importer
+    from triage.kb import store
+
+    with store.session(url) as s:
+        default = store.find_investigation(s, pr, repo).id if pr is not None else None
+        writer = store.RunWriter(s, overwrite=overwrite)
+        # new runs of one investigation: evaluated by another process while they are written
+        beside = alongside.begin(s, file, fmt, default, writer, settings.parallel_runs)
+        try:
+            result = importer.import_file(s, file, default_investigation=default, fmt=fmt, progress=progress,
+                                          overwrite=overwrite, writer=writer)
+            if beside is not None:
+                beside.written(result)
+            apart = _evaluate_in_place(s, result, beside, settings.parallel_runs)
+        finally:
+            if beside is not None:
+                beside.close()
+    if apart is not None:
+        _evaluate_apart(url, apart, full=bool(result.updated))
+    return result
+
+
+def _evaluate_in_place(s: Any, result: Any, beside: Any, at: Optional[int]) -> Optional[dict[str, list[str]]]:
+    """Evaluate what the import wrote, in its transaction; unless it is large enough for
+    two processes and no process works beside it: then the configs of each investigation
+    to evaluate once the runs are committed (:func:`_evaluate_apart`)."""
+    from triage import views
+    from triage.kb import configruns, parallel, store
+
+    # A replaced run may keep its config's count, largest id and newest write
+    # (a record older than the config's newest run): re-derive every piece.
+    full = bool(result.updated)
+    if beside is None and parallel.worth_it(result.created + result.updated, at):
+        return {iid: [row[0] for row in configruns.stored(s, iid)] for iid in result.investigations}
+    for iid in result.investigations:
+        views.evaluate(s, store.find_investigation(s, ident=iid), full=full,
+                       helper=beside if beside is not None and iid == beside.iid else None)
+    return None
+
+
+def _evaluate_apart(url: str, configs: dict[str, list[str]], *, full: bool) -> None:
+    """Each investigation's evaluation in two processes, in a transaction of its own."""
+    from triage import views
+    from triage.kb import parallel, store
+
+    for iid, names in configs.items():
+        helper = parallel.start(url, iid, names, full=full)
+        try:
+            with store.session(url) as s:
+                views.evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper)
+        finally:
+            if helper is not None:
+                helper.close()
+
+
+def export_records(url: str, pr: int, repo: Optional[str], fmt: str) -> str:
+    """``pr``'s (and ``repo``'s) runs as the text of a JSON Lines or CSV file (``fmt``), as
+    :func:`import_records` reads it."""
+    import io
+
+    from triage.ingest.records import dumps, write_csv
+    from triage.kb import store
+    from triage.kb.runs import run_to_record
+
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        records = [run_to_record(r) for r in store.runs_of(s, inv.id)]
+    if fmt == "csv":
+        buf = io.StringIO()
+        write_csv(records, buf)
+        return buf.getvalue()
+    return "".join(dumps(rec) + "\n" for rec in records)
