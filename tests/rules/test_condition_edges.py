@@ -298,3 +298,141 @@ def test_a_bisect_beside_other_keys_is_read_with_them():
     nested = Condition.model_validate({"config": "a", "all": [{"bisect": "img", "done": True,
                                                                "any": [{"at_least": 0.5}]}]})
     assert evaluate_condition(nested, ctx, None).invalid == [("3/a", "a", "crashed")]
+
+
+# ------------------------------------------------------------------ words, settings and references
+
+
+def ctx_with(runs, base=BASE):
+    from triage.rules.engine.context import Context
+
+    return Context(inv(runs=list(runs), base=base))
+
+
+def at(cond: dict, ctx, selection=None):
+    from triage.rules.decisions.conditions import evaluate_condition
+
+    return evaluate_condition(Condition.model_validate(cond), ctx, selection)
+
+
+def test_passes_and_fails_compare_without_the_margin():
+    """A hair from the number: within the margin it would read as the same ("within noise");
+    passes and fails take no margin, so they cannot tell."""
+    ctx = ctx_with([run("1", "a", 0.881)])
+    r = at({"config": "a", "passes": 0.88}, ctx)
+    assert r.value is V.UNKNOWN and "can't tell" in r.parts[0] and "within" not in r.parts[0]
+    r = at({"config": "a", "no_worse_than": "bad"}, ctx)
+    assert "within noise" in r.parts[0] or "beyond noise" in r.parts[0]
+
+
+def test_a_same_as_that_cannot_tell_says_what_would():
+    ctx = ctx_with([run("1", "a", 0.90, n=100), run("2", "b", 0.88, n=100)])
+    r = at({"config": "a", "same_as": {"config": "b"}}, ctx)
+    assert r.value is V.UNKNOWN and r.needed and r.needed[0].startswith("n ≥ ")
+
+
+@pytest.mark.parametrize("cond, short", [({"config": "a", "at_least": 0.5}, "a 0.300 < 0.500"),
+                                         ({"config": "b", "below": 0.5}, "b 0.700 ≥ 0.500")])
+def test_a_contradicted_threshold_shows_the_other_symbol(cond, short):
+    r = at(cond, ctx_with([run("1", "a", 0.3, n=None), run("2", "b", 0.7, n=None)]))
+    assert r.value is V.FALSE and r.short == [short]
+
+
+def test_without_a_gate_nothing_compared_with_it_is_decided():
+    no_gate = BASE.replace("  gate: 0.92\n", "")
+    ctx = ctx_with([run("1", "a", 0.95)], base=no_gate)
+    for word in ("at_least", "better_than"):
+        r = at({"config": "a", word: "gate"}, ctx)
+        assert (r.value, r.parts) == (V.NODATA, ["gate: no value yet"]), word
+
+
+def test_the_gate_adds_no_noise_of_its_own():
+    """Three repeats without n against the gate: the gate is a number, so only the repeats'
+    spread counts (were it a run, it would borrow that spread and could not tell)."""
+    ctx = ctx_with([run(str(i), "a", v, n=None) for i, v in enumerate((0.95, 0.96, 0.94))])
+    r = at({"config": "a", "better_than": "gate"}, ctx)
+    assert r.value is V.TRUE and "over 3 repeats" in r.parts[0]
+
+
+def test_the_investigations_confidence_and_tolerance_reach_every_decision():
+    runs = [run("1", "a", 0.93, n=1319), run("2", "b", 0.88, n=1319), run("3", "c", 10.0, n=None)]
+    plain = ctx_with(runs)
+    strict = ctx_with(runs, base=BASE.replace("  gate: 0.92\n", "  gate: 0.92\n  confidence: 0.999\n"))
+    loose = ctx_with(runs, base=BASE.replace("  gate: 0.92\n", "  gate: 0.92\n  tolerance: 0.5\n"))
+    assert at({"config": "a", "at_least": 0.91}, plain).value is V.TRUE
+    assert at({"config": "a", "at_least": 0.91}, strict).value is V.UNKNOWN
+    assert at({"config": "a", "better_than": {"config": "b"}}, plain).parts[0] != \
+        at({"config": "a", "better_than": {"config": "b"}}, strict).parts[0]
+    assert at({"config": "c", "at_least": 9.9}, plain).value is V.TRUE  # one number, no noise: exact
+    assert at({"config": "c", "at_least": 9.9}, loose).value is V.UNKNOWN  # within the tolerance
+
+
+def test_a_relative_margin_is_taken_of_the_reference():
+    ctx = ctx_with([run("1", "a", 10.0, n=None), run("2", "b", 10.3, n=None)])
+    assert at({"config": "a", "same_as": {"config": "b"}, "margin": "5%"}, ctx).value is V.TRUE
+    assert at({"config": "a", "same_as": {"config": "b"}, "margin": "1%"}, ctx).value is V.FALSE
+
+
+def test_a_metric_with_its_own_direction_is_judged_by_it():
+    base = BASE.replace("  metric: acc\n", "  metric: acc\n  metrics: {lat: {direction: lower}}\n")
+    ctx = ctx_with([run("1", "a", metrics={"lat": (10.0, None)}), run("2", "b", metrics={"lat": (20.0, None)})], base)
+    r = at({"config": "a", "metric": "lat", "better_than": {"config": "b"}}, ctx)
+    assert r.value is V.TRUE and r.parts[1] == "lower is better"
+
+
+FAIL_RATE = """
+schema_version: 1
+investigation: {id: f, repo: o/r, pr: 1, title: flaky, metric: fail_rate, direction: lower,
+                references: {good: {value: 0}, bad: {config: B}}}
+hypotheses: [{id: h, title: H}]
+"""
+
+
+def test_a_fail_rate_is_said_in_counts_not_as_pooled_runs():
+    runs = [run(f"b{i}", "B", status="failed", metrics={}) for i in range(3)]
+    runs += [run(f"a{i}", "A", status="passed" if i else "failed", metrics={}) for i in range(3)]
+    ctx = ctx_with(runs, base=FAIL_RATE)
+    r = at({"config": "A", "same_as": {"config": "B"}}, ctx)
+    assert r.parts[0].startswith("A fails 1/3 vs B fails 3/3: Δ -0.667"), r.parts
+
+
+def test_status_takes_one_outcome_or_a_list():
+    ctx = ctx_with(RUNS)
+    assert at({"status": ["passed", "failed"], "count": 2}, ctx).value is V.TRUE
+    assert at({"status": "passed", "count": 2}, ctx).value is V.UNKNOWN
+
+
+def test_a_provenance_within_a_selection_narrows_it():
+    runs = RUNS + (run("5", "a", 0.1, status="passed", provenance={"img": "old"}),)
+    r = at({"config": "a", "any": [{"provenance": {"img": "new"}, "below": 0.6}]}, ctx_with(runs))
+    assert r.value is V.FALSE and r.runs == ["1/a"]  # not a's two runs pooled (0.525)
+
+
+def test_a_node_with_checks_of_its_own_and_parts_reads_every_run():
+    ctx = ctx_with(RUNS)
+    assert at({"count": 2, "all": [{"config": "a", "at_least": 0.5}]}, ctx).value is V.TRUE
+    assert at({"at_least": 0.5, "all": [{"config": "a", "count": 1}]}, ctx).value is V.TRUE
+    assert at({"distinct": "img", "at_least": 1, "any": [{"config": "a", "count": 1}]}, ctx).value is V.TRUE
+
+
+def test_an_invalid_run_is_listed_with_its_brief_reason():
+    runs = (run("1", "a", 0.95, status="passed"), run("3", "a", None, status="crashed", note="oom at step 3"))
+    r = at({"config": "a"}, ctx_with(runs))
+    assert r.invalid == [("3/a", "a", "crashed")]
+
+
+def test_a_bisect_node_lists_the_invalid_runs_of_its_selection_only_when_a_part_reads_runs():
+    ctx = ctx_with(RUNS)
+    ctx.bisects = bisect("p1", "p2", done=True).bisects
+    mine = [r for r in ctx.runs if r.config == "a"]
+    reads = at({"bisect": "img", "done": True, "any": [{"config": "b", "at_least": 0.1}]}, ctx, mine)
+    assert ("3/a", "a", "crashed") in reads.invalid
+    negated = at({"bisect": "img", "done": True, "not": {"config": "b", "below": 0.1}}, ctx, mine)
+    assert ("3/a", "a", "crashed") in negated.invalid
+    only = at({"bisect": "img", "done": True, "all": [{"bisect": "img", "first_bad": "p2"}]}, ctx, mine)
+    assert only.invalid == []
+
+
+def test_first_bad_and_last_good_name_the_runs_of_the_two_ends():
+    assert on({"first_bad": "p3"}, bisect("p1", "p4")).runs == ["k-p1", "k-p4"]
+    assert on({"last_good": "p1"}, bisect("p1", "p2", done=True)).runs == ["k-p1", "k-p2"]

@@ -161,3 +161,72 @@ def test_a_measure_refuses_what_it_cannot_be_and_says_why(kw, message):
 
 def test_no_noise_and_a_scale_of_a_hundred_are_measures():
     assert Measure(1.0, noise=0.0).noise == 0.0 and Measure(50.0, n=10, scale=100.0).proportion
+
+
+# ------------------------------------------------------------------ whose noise a side takes
+
+
+def test_a_single_run_without_noise_borrows_the_noise_of_the_other_side():
+    c = compare(Measure(10.0), Measure(9.0, noise=0.5))
+    assert c.method == "noise" and c.band == pytest.approx(Z95 * math.sqrt(0.25 + 0.25))
+    spread = [10.0, 10.2, 9.8]
+    c = compare(Measure(9.0), Measure.of(spread))
+    assert c.band == pytest.approx(t_quantile(0.975, 2) * math.sqrt(0.04 / 3 + 0.04))
+    c = compare(Measure.of(spread), Measure(9.0))
+    assert c.band == pytest.approx(t_quantile(0.975, 2) * math.sqrt(0.04 / 3 + 0.04))
+
+
+def test_a_run_with_its_own_noise_keeps_it():
+    c = compare(Measure(10.0, noise=0.1), Measure(9.0, noise=0.5))
+    assert c.band == pytest.approx(Z95 * math.sqrt(0.01 + 0.25))
+
+
+def test_repeats_keep_the_known_noise_until_their_own_spread_is_larger():
+    """Known noise 0.5: ten repeats with one at 1.5 spread beyond z·σ·√2 yet vary less than σ²
+    (0.2025): the known noise holds; five with one at 1.6 vary by 0.512: their own spread."""
+    keeps = compare(Measure.of([0.0] * 9 + [1.5], noise=0.5), Measure(0.0, fixed=True))
+    assert keeps.method == "noise" and keeps.band == pytest.approx(Z95 * 0.5 / math.sqrt(10))
+    own = compare(Measure.of([0.0] * 4 + [1.6], noise=0.5), Measure(0.0, fixed=True))
+    assert own.method == "t" and own.band == pytest.approx(t_quantile(0.975, 4) * math.sqrt(0.512 / 5))
+
+
+def test_repeats_with_no_spread_beside_repeats_with_one_count_both_sides():
+    c = compare(Measure.of([5.0, 5.0, 5.0]), Measure.of([4.0, 4.5, 3.5]))
+    assert c.noise == "±1.242 over 3+3 repeats (t, 2 df)"
+
+
+def test_repeats_against_a_number_on_either_side_ask_for_repeats_not_per_side():
+    for c in (compare(Measure(9.0, fixed=True), Measure.of([10.0, 10.9, 9.1])),
+              compare(Measure.of([10.0, 10.9, 9.1]), Measure(9.0, fixed=True))):
+        assert c.outcome is Outcome.CANT_TELL and c.needed.endswith(" repeats") and "per side" not in c.needed
+
+
+def test_a_tolerance_of_nothing_is_a_tolerance():
+    assert (Tolerance.parse(0).amount, Tolerance.parse("0%").relative) == (0.0, True)
+
+
+# ------------------------------------------------------------------ what a threshold asks for
+
+
+def test_a_proportion_near_its_bound_asks_for_more_samples_at_the_confidence_asked():
+    from triage.rules.decisions.stats import at_least
+
+    for confidence in (0.95, 0.99):
+        check = at_least(Measure(0.93, n=300), 0.92, confidence=confidence)
+        assert check.result is None
+        n = int(check.needed.removeprefix("n ≥ ").replace(",", ""))
+        decided = [compare(Measure(0.93, n=k), Measure(0.92, fixed=True), confidence=confidence).different
+                   for k in (n - 1, n)]
+        assert decided == [False, True], confidence
+
+
+def test_a_single_run_with_a_tolerance_asks_for_repeats_and_two_can_be_enough():
+    from triage.rules.decisions.stats import at_least, below
+
+    check = at_least(Measure(10.0), 9.91, tolerance=Tolerance.parse(0.1))
+    assert (check.result, check.needed) == (None, "≥ 2 repeats")
+    check = below(Measure(10.0), 10.02, tolerance=Tolerance.parse(0.1))
+    k = int(check.needed.split()[1])
+    sd = 0.1 / Z95
+    assert Z95 * sd / math.sqrt(k) < 0.02 <= Z95 * sd / math.sqrt(k - 1)
+    assert at_least(Measure(10.0), 9.91).needed is None  # no noise to repeat: nothing would decide it

@@ -4,7 +4,7 @@ painted (its bar colour in the screenshot, saved under the test's directory)."""
 
 from __future__ import annotations
 
-
+import pytest
 
 from tests.support.png import colour_count
 from tests.support.serving import Server
@@ -13,6 +13,7 @@ from tests.support.browser import browse
 BAR = (0x4C, 0x78, 0xA8)  # the chart's bar colour
 
 
+@pytest.mark.slow
 def test_chromium_reads_the_dashboard_and_sees_the_chart(seeded, fake_github, tmp_path):
     srv = Server(tmp_path, fake_github, "--insecure-no-signature").start()
     try:

@@ -112,6 +112,7 @@ def test_pages_answer_304_while_unchanged_and_load_only_their_own_script(seeded,
         srv.stop()
 
 
+@pytest.mark.slow
 def test_chromium_screenshots_at_1920x1080_and_on_a_390_pixel_phone(seeded, fake_github, cli, tmp_path):
     r = cli("add-run", "--pr", str(PR), "--run-id", "9004", "--config", "kimik26-fp8-1k1k-1p1d",
             "--metric", "gsm8k=0.9/1319", "--status", "passed", "--time", "2026-11-02T00:00:00Z")
