@@ -48,7 +48,7 @@ bench-check: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m bench tests/project/test_bench.py
 
 # Mutation testing of the statistics and the conditions ([tool.mutmut] in pyproject.toml;
-# an hour or more, not in CI; ONLY=stats or ONLY=conditions: one module). Results and the
+# about 20 minutes on two cores, not in CI; ONLY=stats or ONLY=conditions: one module). Results and the
 # mutants that survive: docs/mutation.md; `.venv/bin/mutmut show NAME` shows one.
 mutation: $(VENV)/.installed-mutation
 	TRIAGE_MUTATION=1 $(BIN)/mutmut run --max-children $(or $(JOBS),2) $(if $(ONLY),'triage.rules.decisions.$(ONLY).*')

@@ -319,8 +319,9 @@ def test_passes_and_fails_compare_without_the_margin():
     """A hair from the number: within the margin it would read as the same ("within noise");
     passes and fails take no margin, so they cannot tell."""
     ctx = ctx_with([run("1", "a", 0.881)])
-    r = at({"config": "a", "passes": 0.88}, ctx)
-    assert r.value is V.UNKNOWN and "can't tell" in r.parts[0] and "within" not in r.parts[0]
+    for word in ("passes", "fails"):
+        r = at({"config": "a", word: 0.88}, ctx)
+        assert r.value is V.UNKNOWN and "can't tell" in r.parts[0] and "within" not in r.parts[0], word
     r = at({"config": "a", "no_worse_than": "bad"}, ctx)
     assert "within noise" in r.parts[0] or "beyond noise" in r.parts[0]
 
@@ -436,3 +437,8 @@ def test_a_bisect_node_lists_the_invalid_runs_of_its_selection_only_when_a_part_
 def test_first_bad_and_last_good_name_the_runs_of_the_two_ends():
     assert on({"first_bad": "p3"}, bisect("p1", "p4")).runs == ["k-p1", "k-p4"]
     assert on({"last_good": "p1"}, bisect("p1", "p2", done=True)).runs == ["k-p1", "k-p2"]
+
+
+def test_a_run_named_within_a_selection_is_found_outside_it():
+    r = at({"config": "a", "all": [{"run": "2", "below": 0.6}]}, ctx_with(RUNS))
+    assert r.value is V.TRUE and r.runs == ["2/b"]
