@@ -34,11 +34,13 @@ _TAIL = re.compile("(?:^|" + SEP + ")[^/" + SEP + "]*/([^" + SEP + "]*)")
 def tails(keys: Iterable[str]) -> list[str]:
     """The distinct texts after the keys' first "/" ("" for a key without one), in order:
     off the joined text of :class:`Keys` in one search, without splitting them."""
-    if isinstance(keys, Keys) and keys._items is None:
-        text = keys._text if keys._text is not None else keys._ids.replace(SEP, keys._suffix + SEP) + keys._suffix
-        found = _TAIL.findall(text)
-        if len(found) == len(keys):  # else a key without "/": key by key, where it is
-            return list(dict.fromkeys(found))
+    if isinstance(keys, Keys):
+        if keys._tails is None:  # kept: a view asks it of one piece of evidence more than once
+            text = keys._text if keys._text is not None else keys._ids.replace(SEP, keys._suffix + SEP) + keys._suffix
+            found = _TAIL.findall(text)
+            keys._tails = tuple(dict.fromkeys(found if len(found) == len(keys)  # else a key without "/"
+                                              else (key.partition("/")[2] for key in keys)))
+        return list(keys._tails)
     return list(dict.fromkeys(key.partition("/")[2] for key in keys))
 
 
@@ -56,7 +58,7 @@ class Keys(Sequence[str]):
     reads the whole text, so that reading a config's facts back costs no
     pass over its thousands of keys."""
 
-    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len")
+    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len", "_tails")
 
     def __init__(self, text: str = "", count: Optional[int] = None) -> None:
         self._text: Optional[str] = text  # the keys joined by SEP ("" for none); None: not made yet
@@ -64,6 +66,7 @@ class Keys(Sequence[str]):
         self._suffix = ""
         self._items: Optional[tuple[str, ...]] = None
         self._len = count
+        self._tails: Optional[tuple[str, ...]] = None  # what follows each key's first "/" (tails())
 
     @classmethod
     def of(cls, keys: Iterable[str]) -> Keys:
