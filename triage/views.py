@@ -4,7 +4,9 @@ an evaluation that reuses the stored pieces, kept for the next reader.
 What ``triage report`` and ``triage post`` show, and what the dashboard's pages show:
 on an unchanged knowledge base a view costs a few indexed queries
 (:mod:`triage.kb.snapshot`), not an evaluation; after new runs, the pieces that read
-them are worked out again (:mod:`triage.rules.engine.memo`) and the view is stored anew.
+them are worked out again (:mod:`triage.rules.engine.memo`) and the view is stored anew
+(``add-run`` stores it with its own evaluation, :func:`evaluate_kept`; other writers of
+runs leave it to its next reader).
 Above the knowledge base, the engine and the renderer: it uses all three.
 """
 

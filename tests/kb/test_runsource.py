@@ -48,6 +48,14 @@ def test_the_runs_of_a_set_of_pairs_are_those_runs(cli, rules_dir, tmp_path, url
             # each run as the config's own read gives it (the same fields, the same order)
             mine = {r.key: r for c in configs for r in source.config(c)}
             assert all(r == mine[r.key] and r.seq == mine[r.key].seq for r in got)
+        # some configs read whole already (an evaluation worked their pieces out): their runs
+        # are taken from what was read, the others' asked for; the same runs in the same order
+        partly = DbSource(s, iid)
+        partly.config(configs[0]), partly.config("x/y")
+        chosen = rnd.sample(every, 300)
+        pairs = [(r.run_id, r.config) for r in chosen] + [("no-such-run", configs[0]), ("m1", "no-such-config")]
+        assert [(r.key, r.seq) for r in partly.by_keys(pairs)] == [(r.key, r.seq) for r in DbSource(s, iid).by_keys(pairs)]
+        assert sorted(r.key for r in partly.by_keys(pairs)) == sorted(r.key for r in chosen)
 
 
 def test_configs_read_ahead_are_as_each_configs_own_read(cli, rules_dir, tmp_path, url) -> None:

@@ -280,6 +280,32 @@ def test_add_run_sets_up_no_table_mapping(cli, rules_dir: Path, tmp_path: Path) 
     assert done.stdout.splitlines()[-1] == "not configured", done.stdout
 
 
+def test_a_report_of_an_unchanged_knowledge_base_imports_no_rule_schema(cli, rules_dir: Path, tmp_path: Path) -> None:
+    """The stored view read and written out: neither the rule files' schema nor the run
+    parsers are imported (about a twentieth of the command, asked for a "new since"
+    line that no report without --since has)."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "kb.sqlite"
+    env = {**os.environ, "TRIAGE_CACHE": str(tmp_path / "cache")}
+    base = ["--db", str(db), "--rules", str(rules_dir)]
+    assert cli(*base, "import", str(EXAMPLE_RUNS)).code == 0
+    script = (
+        "import sys\n"
+        "from triage.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print(sorted(m for m in ('triage.ingest.runs', 'triage.rules.language.schema') if m in sys.modules))\n")
+    for _ in range(2):  # the first stores the view (and caches the rule files' parses), the second reads it
+        done = subprocess.run([sys.executable, "-c", script, *base, "report", "--pr", PR, "--format", "json"],
+                              capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout
+
+
 # --------------------------------------------------------------------------
 # Rule files: parsed only when they changed
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from triage.render.runs import ListRuns, SourceRuns
+from triage.rules.engine.keys import SEP, Keys
 
 NAMES = st.text(alphabet="ab/", min_size=1, max_size=4)
 
@@ -47,6 +48,10 @@ def test_configs_of_many_keys_are_each_keys_config(configs, ids, keys, before) -
     for view in (one, many):
         view.prefetch([named[i] for i in before if i < len(named)])
     expected = {c for k in named if (c := one.config_of(k)) is not None}
+    as_text = SourceRuns(_Source(runs, configs + ["unseen"]), None)  # the keys as a piece reads them back
+    as_text.prefetch([named[i] for i in before if i < len(named)])
+    if "" not in named:  # an empty key joins to no key at all
+        assert as_text.configs_of(Keys(SEP.join(named))) == expected
     assert many.configs_of(named) == expected
     every = ListRuns(runs)
     assert every.configs_of(named) == {c for k in named if (c := every.config_of(k)) is not None}

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from triage.rules.engine.keys import Invalid, InvalidRuns, Keys
+from triage.rules.engine.keys import SEP, Invalid, InvalidRuns, Keys
 from triage.rules.engine.memo import CONFOUNDS  # imported here: its first import is slower than the examples' deadline
 from triage.rules.engine.records import Confound
 
@@ -177,6 +177,20 @@ def test_the_configs_keys_may_be_of_are_each_split_of_each_key_once(pairs: list)
     got = configs_of(Keys.of(keys))
     assert sorted(got) == sorted(want) and len(got) == len(set(got))
     assert all(config in got for _, config in pairs)
+    # read back from its text (split by one search) or kept as ids: the same, in the same order
+    assert configs_of(Keys(SEP.join(keys))) == got
+    if pairs and len({config for _, config in pairs}) == 1 and pairs[0][1]:
+        config = pairs[0][1]
+        assert configs_of(Keys.suffixed(SEP.join(f"{run_id}/" for run_id, _ in pairs), config)) == got
+
+
+@given(st.lists(st.text(alphabet="ab/", min_size=1, max_size=5), max_size=8))
+def test_the_texts_after_the_first_slash_are_each_keys_once_in_order(keys: list) -> None:
+    """Keys without a "/" among them too: the text then says them key by key."""
+    from triage.rules.engine.keys import tails
+
+    want = list(dict.fromkeys(k.partition("/")[2] for k in keys))
+    assert tails(keys) == want and tails(Keys(SEP.join(keys))) == want
 
 
 def test_a_key_is_found_at_its_place_among_keys_kept_whole_or_as_ids() -> None:

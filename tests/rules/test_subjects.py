@@ -162,3 +162,17 @@ def test_the_bundled_example_reports_one_table_per_model_collapsed(cli, rules_di
     assert out["subjects"]["columns"][:2] == ["nightly @ c0", "nightly @ c3"]
     assert out["subjects"]["rows"][4] == {"subject": "gemma", "cells": [
         "41.50 ≈ good", "41.54 ≈ good", "27.97 ≈ bad", "28.00 ≈ bad", "28.00 ≈ bad", "41.50 ≈ good", "27.94 ≈ bad"]}
+
+
+def test_runs_of_one_value_read_alike_only_within_their_subject():
+    """A report's readings keep what a value said: two models' runs of the same value still
+    read against each model's own references and gate, and each as it reads alone."""
+    from triage.rules.decisions.readings import reading
+
+    same = [run("a", "falcon", 45.0, "c1"), run("b", "qwen8b", 45.0, "c1"), run("c", "falcon", 45.0, "c2"),
+            run("d", "qwen8b", 12.0, "c2"), run("e", "qwen8b", 45.0, "c2")]
+    ev = evaluate(inv(BUMP, runs_at("c0", GOOD) + same))
+    got = {r.run_id: ev.readings[r.key] for r in same}
+    alone = {r.run_id: reading(r, ev.readings._ctx) for r in same}
+    assert got == alone
+    assert got["a"] == got["c"] and got["b"] == got["e"] and got["a"] != got["b"]  # the gate of 50: falcon fails it

@@ -34,6 +34,7 @@ class DbSource:
         self._now = {config: (n, times) for config, _, n, _, _, times in rows}  # count and sum of write times
         self._tops: dict[tuple[str, str], Optional[int]] = {}  # (config, fingerprint) -> _since
         self._by_config: dict[str, list[RunRec]] = {}
+        self._keyed: dict[str, dict[str, RunRec]] = {}  # a config read whole: its runs by run id
         self._by_id: dict[str, list[RunRec]] = {}
         self._id_fps: dict[str, str] = {}
         self._all_by_id: Optional[dict[str, list[RunRec]]] = None  # the runs of _all by run id
@@ -92,14 +93,31 @@ class DbSource:
         """The runs of these (run id, config) pairs, in the order recorded.  Each pair is
         asked for as it is, not every run of its run id (the runs of a matrix share one
         and would be read and decoded only to be left out)."""
-        wanted = sorted(set(pairs))
-        out: list[RunRec] = []
+        wanted, out = self._at_hand(sorted(set(pairs)))
         for i in range(0, len(wanted), 2000):  # through the unique index by run id; 6,000 parameters a query
             chunk = wanted[i:i + 2000]
             ids = sorted({run_id for run_id, _ in chunk})
             out += run_records(self._s, self._iid, where=lambda t: and_(
                 t.c.run_id.in_(ids), tuple_(t.c.run_id, t.c.config).in_(chunk)))
         return sorted(out, key=self.order)
+
+    def _at_hand(self, pairs: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[RunRec]]:
+        """The pairs of configs not read whole yet, and the runs of those that were (an
+        evaluation that worked pieces out again read their configs): no query for them."""
+        rest: list[tuple[str, str]] = []
+        found: list[RunRec] = []
+        for run_id, config in pairs:
+            runs = self._by_config.get(config)
+            if runs is None:
+                rest.append((run_id, config))
+                continue
+            by_id = self._keyed.get(config)
+            if by_id is None:  # a run id is one run of a config (the run table's identity)
+                by_id = self._keyed[config] = {r.run_id: r for r in runs}
+            run = by_id.get(run_id)
+            if run is not None:
+                found.append(run)
+        return rest, found
 
     def newest(self, limit: int) -> list[RunRec]:
         """The newest ``limit`` runs by time (none first, then as recorded), oldest first."""

@@ -102,13 +102,14 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``."""
     from triage.kb.db import now
 
+    from sqlalchemy import insert, update
+
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    row = s.get(m.Snapshot, iid)
-    if row is None:
-        s.add(m.Snapshot(investigation_id=iid, fingerprint=fp, at=now(), data=text))
-    else:  # "Seen elsewhere" is computed again for a new evaluation
-        row.fingerprint, row.at, row.data, row.others, row.similar = fp, now(), text, None, None
-    s.flush()
+    t = m.Snapshot.__table__  # as columns: an add-run stores the view and maps no table
+    # "Seen elsewhere" is computed again for a new evaluation
+    values = dict(fingerprint=fp, at=now(), data=text, others=None, similar=None)
+    if s.execute(update(t).where(t.c.investigation_id == iid).values(**values)).rowcount == 0:
+        s.execute(insert(t).values(investigation_id=iid, **values))
 
 
 def drop(s: Session, iid: str) -> None:

@@ -148,9 +148,11 @@ class _RunRefs:
         return run_id, config
 
     def run_ref(self, key: str) -> dict:
-        run_id, config = self.split(key)
-        run = self.index.get(key)
-        return {"run_id": run_id, "config": config, "url": run.url if run is not None else None}
+        run = self.index.get(key)  # as split() says, looked up once
+        if run is not None:
+            return {"run_id": run.run_id, "config": run.config, "url": run.url}
+        run_id, _, config = key.partition("/")
+        return {"run_id": run_id, "config": config, "url": None}
 
     def run_refs(self, keys: Any) -> list[dict]:
         # A list of runs shows the first RUN_REFS of them, then how many more.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
-from triage.rules.engine.keys import splits
+from triage.rules.engine.keys import Keys, splits, tails
 
 
 class ListRuns:
@@ -66,6 +66,7 @@ class SourceRuns:
         self._prefix = config_prefix or ""
         self._known: dict[str, Any] = {}
         self._asked: set[str] = set()
+        self._missing: set[str] = set()  # asked for, no such run
 
     def _pairs(self, key: str) -> list[tuple[str, str]]:
         """(run id, config) for each way ``key`` splits into a known config."""
@@ -77,6 +78,7 @@ class SourceRuns:
         pairs = [p for k in wanted for p in self._pairs(k)]
         for r in self._source.by_keys(pairs) if pairs else []:
             self._known.setdefault(r.key, r)
+        self._missing.update(k for k in wanted if k not in self._known)
 
     def fetched(self) -> list[Any]:
         return list(self._known.values())
@@ -99,6 +101,18 @@ class SourceRuns:
         "/", a known config) is split here, without a call of its own."""
         out: set[str] = set()
         known, asked, configs = self._known, self._asked, self._configs
+        if isinstance(keys, Keys) and not self._missing:
+            # every key asked for was found: a key of one "/" and a known config is of that
+            # config, looked up or not; so each distinct text after the first "/" says it once
+            slow = set()
+            for tail in tails(keys):
+                if "/" not in tail and tail in configs:
+                    out.add(tail)
+                else:
+                    slow.add(tail)
+            if not slow:
+                return out
+            keys = [key for key in keys if key.partition("/")[2] in slow]
         for key in keys:
             if key not in known and key not in asked:
                 at = key.find("/")
@@ -122,6 +136,7 @@ class SourceRuns:
         for r in runs:
             self._known.setdefault(r.key, r)
             self._asked.add(r.key)
+            self._missing.discard(r.key)
         return runs
 
     def total(self) -> int:

@@ -17,7 +17,7 @@ def record(url: str, pr: int, repo: Optional[str], base_id: str, items: list, *,
            json_path: Optional[list[str]] = None, log: Optional[str] = None,
            note: Callable[[str], None] = lambda _: None) -> tuple[list, dict]:
     """Record ``items`` (store.RunInput; one per repeat of the run ``base_id``) in ``pr``'s
-    investigation, then evaluate.
+    investigation, then evaluate and store the view.
 
     ``metric``: the --metric values given, checked on the investigation's scales; ``strict``:
     an unknown metric or config is refused, not warned about; ``results`` (with their format
@@ -44,7 +44,8 @@ def record(url: str, pr: int, repo: Optional[str], base_id: str, items: list, *,
                     note(line)
             row, created = store.upsert_run(s, inv.id, data)
             recorded.append((row, created, []))
-        _, _, changed = views.evaluate(s, inv)
+        # with the view, which the report a bot posts right after then reads as it is
+        _, _, changed, _ = views.evaluate_kept(s, inv)
     return recorded, changed
 
 

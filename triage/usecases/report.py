@@ -65,11 +65,11 @@ def view_in(s: Any, pr: int, repo: Optional[str], since: Optional[str], runs: Op
 
 def since_view(s: Any, inv: Any, since: Optional[str]) -> Optional[dict]:
     """The "new since" line for ``since``: ``last-post``, an ISO 8601 time or an age (None: no line)."""
+    if since is None:  # the usual report: none of the imports below (ingest's rule schema with them)
+        return None
     from triage.ingest.runs import parse_since
     from triage.kb import store
 
-    if since is None:
-        return None
     if since == "last-post":
         at = store.last_post_time(s, inv.id)
         if at is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Optional, Sequence
 
 from triage.rules.decisions import stats
-from triage.rules.engine.context import Context
+from triage.rules.engine.context import FAIL_RATE, Context
 from triage.rules.engine.records import (
     RunRec,
     SubjectTable,
@@ -19,19 +19,28 @@ from triage.rules.engine.subjects import subject_context, subject_of
 # Readings, suggestions, the whole evaluation
 
 
-def reading(run: RunRec, ctx: Context) -> str:
-    """One short phrase: what this run's primary metric says."""
+def reading(run: RunRec, ctx: Context, said: Optional[dict] = None) -> str:
+    """One short phrase: what this run's primary metric says.  ``said``: what a valid run's
+    value and n said already, in this evaluation (a run's measure is made of them alone,
+    but for a fail rate)."""
     why = ctx.invalid_reason(run, brief=True)
     if why is not None:
         return why
-    if ctx.spec.subject is not None and subject_of(run, ctx.spec.subject) is not None:
-        ctx = subject_context(ctx, subject_of(run, ctx.spec.subject) or "")  # its own references and gate
+    subject = subject_of(run, ctx.spec.subject) if ctx.spec.subject is not None else None
+    if subject is not None:
+        ctx = subject_context(ctx, subject or "")  # its own references and gate
     metric = ctx.spec.metric
     if not ctx.has_metric(run, metric):
         return "probe" if run.metrics else "no " + metric
-    m = ctx.measure([run], metric)
-    assert m is not None
-    return ", ".join(_said(m, ctx))
+    key = (subject, run.metrics[metric]) if said is not None and metric != FAIL_RATE else None
+    text = said.get(key) if key is not None else None
+    if text is None:
+        m = ctx.measure([run], metric)
+        assert m is not None
+        text = ", ".join(_said(m, ctx))
+        if key is not None:
+            said[key] = text
+    return text
 
 
 def _said(m: stats.Measure, ctx: Context) -> list[str]:
@@ -119,6 +128,7 @@ class Readings(dict):
         self._ctx = ctx
         self._notes = notes or {}  # run key -> what its reading adds ("confounded (image)")
         self._at_hand: dict[str, RunRec] = {}
+        self._said: dict[tuple, str] = {}  # (subject, (value, n)) -> what a valid run of them says
 
     def prime(self, runs: Sequence[RunRec]) -> None:
         """Runs a view has at hand already: their readings need not look them up."""
@@ -128,7 +138,7 @@ class Readings(dict):
         run = self._at_hand.get(key) or self._ctx.by_key.get(key)
         if run is None:
             raise KeyError(key)
-        value, note = reading(run, self._ctx), self._notes.get(key)
+        value, note = reading(run, self._ctx, self._said), self._notes.get(key)
         if note:
             value = f"{value}; {note}" if value else note
         self[key] = value

@@ -11,6 +11,7 @@ and is split only when something goes through it one key at a time.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
 
 SEP = "\x00"  # never part of a key: the knowledge base refuses a NUL in any text
@@ -26,11 +27,27 @@ def splits(key: str) -> list[tuple[str, str]]:
     return out
 
 
+#: What follows a key's first "/", for each key of a joined text that has one.
+_TAIL = re.compile("(?:^|" + SEP + ")[^/" + SEP + "]*/([^" + SEP + "]*)")
+
+
+def tails(keys: Iterable[str]) -> list[str]:
+    """The distinct texts after the keys' first "/" ("" for a key without one), in order:
+    off the joined text of :class:`Keys` in one search, without splitting them."""
+    if isinstance(keys, Keys):
+        if keys._tails is None:  # kept: a view asks it of one piece of evidence more than once
+            text = keys._text if keys._text is not None else keys._ids.replace(SEP, keys._suffix + SEP) + keys._suffix
+            found = _TAIL.findall(text)
+            keys._tails = tuple(dict.fromkeys(found if len(found) == len(keys)  # else a key without "/"
+                                              else (key.partition("/")[2] for key in keys)))
+        return list(keys._tails)
+    return list(dict.fromkeys(key.partition("/")[2] for key in keys))
+
+
 def configs_of(keys: Iterable[str]) -> list[str]:
     """Every config the run keys may be of (each "/"-split of each key), once each, in order:
     from the distinct texts after the keys' first "/", not from each key."""
-    tails = dict.fromkeys(key.partition("/")[2] for key in keys)
-    return list(dict.fromkeys(c for tail in tails for c in [tail, *(c for _, c in splits(tail))]))
+    return list(dict.fromkeys(c for tail in tails(keys) for c in [tail, *(c for _, c in splits(tail))]))
 
 
 class Keys(Sequence[str]):
@@ -41,7 +58,7 @@ class Keys(Sequence[str]):
     reads the whole text, so that reading a config's facts back costs no
     pass over its thousands of keys."""
 
-    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len")
+    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len", "_tails")
 
     def __init__(self, text: str = "", count: Optional[int] = None) -> None:
         self._text: Optional[str] = text  # the keys joined by SEP ("" for none); None: not made yet
@@ -49,6 +66,7 @@ class Keys(Sequence[str]):
         self._suffix = ""
         self._items: Optional[tuple[str, ...]] = None
         self._len = count
+        self._tails: Optional[tuple[str, ...]] = None  # what follows each key's first "/" (tails())
 
     @classmethod
     def of(cls, keys: Iterable[str]) -> Keys:
