@@ -484,3 +484,22 @@ def test_a_run_is_valid_exactly_when_it_has_no_reason_to_be_invalid():
         assert ctx.valid(run) == (ctx.invalid_reason(run) is None), run
         seen.add(ctx.valid(run))
     assert seen == {True, False} and set(INVALID_STATUSES) < set(STATUSES)
+
+
+def test_a_point_run_thousands_of_times_names_ten_runs_of_each_kind_and_counts_the_rest():
+    """A flaky point with 1,200 runs: its reason names ten good, ten bad and ten distinct
+    readings, then how many more, instead of every run id (at a million runs, megabytes)."""
+    runs = [img("1", "d1", 0.941), img("2", "d5", 0.879)]
+    runs += [img(f"g{i}", "d3", 0.941) for i in range(600)] + [img(f"b{i}", "d3", 0.879 - i / 2e3) for i in range(600)]
+    runs += [img(f"c{i}", "d3", status="crashed") for i in range(25)]
+    _, b = bisect_of(runs)
+    d3 = b.points[2]
+    assert d3.state == "flaky" and len(d3.runs) == 1200  # every run still counts and is linked
+    head = d3.reason.split(" — ")[0]
+    assert head == ("good in g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, … and 590 more but bad in b0, b1, b2, b3, b4, "
+                    "b5, b6, b7, b8, b9, … and 590 more: re-run it to settle")
+    assert d3.reason.endswith("… and 295 more") and len(d3.reason) < 2_000
+    runs = [img("1", "d1", 0.941), img("2", "d5", 0.879), img("3", "d3", 0.879)]
+    runs += [img(f"c{i}", "d3", status="crashed") for i in range(25)]
+    _, b = bisect_of(runs)
+    assert b.points[2].reason.endswith("c9 crashed; … and 15 more")

@@ -147,18 +147,29 @@ def _with_marks(ps: PointState, marks: list[BisectMark]) -> PointState:
     return replace(ps, state=verdict, reason=f"{said}" + (f"; {rest}" if rest else ""), needed=(), manual=said)
 
 
+#: A point's reason names at most this many runs (or distinct readings) of a kind, then how many more:
+#: a point recorded ten thousand times would otherwise carry every run id in its text.
+NAMED = 10
+
+
+def _some(texts: list[str], sep: str = ", ") -> str:
+    """``texts`` joined, the first :data:`NAMED` of them and how many more."""
+    more = len(texts) - NAMED
+    return sep.join(texts[:NAMED]) + (f"{sep}… and {more:,} more" if more > 0 else "")
+
+
 def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
     if not runs:
         return PointState(label, "untested")
     skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if not ctx.valid(r)]
-    skipped_text = "; ".join(f"{r.run_id} {why}" for r, why in skipped)
+    skipped_text = _some([f"{r.run_id} {why}" for r, why in skipped], "; ")
     valid = [r for r in runs if ctx.valid(r)]
     singles = _judge_each(b, ctx, valid)
     if _flaky(singles, ctx.spec.subject):
         good = [r.run_id for r, res in singles if res.value is V.TRUE]
         bad = [r.run_id for r, res in singles if res.value is V.FALSE]
-        parts = "; ".join(p for _, res in singles for p in dict.fromkeys(res.parts))
-        reason = f"good in {', '.join(good)} but bad in {', '.join(bad)}: re-run it to settle — {parts}"
+        parts = _some(list(dict.fromkeys(p for _, res in singles for p in res.parts)), "; ")
+        reason = f"good in {_some(good)} but bad in {_some(bad)}: re-run it to settle — {parts}"
         keys = tuple(r.key for r, res in singles if res.value in (V.TRUE, V.FALSE))
         pooled = None if ctx.spec.subject else ctx.measure(valid, _bisect_metric(b, ctx))
         return PointState(label, "flaky", keys, reason, pooled.value if pooled else None)
@@ -179,7 +190,7 @@ def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> 
     missing = [r for r in valid if not ctx.has_metric(r, metric)]
     if missing:
         valid = missing
-        why = "; ".join(f"{r.run_id} {r.status} without a {metric} value" for r in valid)
+        why = _some([f"{r.run_id} {r.status} without a {metric} value" for r in valid], "; ")
         why += ": no number; record its value or re-run it" + (f"; not counted: {skipped_text}" if skipped_text else "")
         return PointState(label, "no_number", tuple(r.key for r in valid), why,
                           needed=(f"a {metric} value",))
