@@ -77,6 +77,34 @@ def test_configs_read_ahead_are_as_each_configs_own_read(cli, rules_dir, tmp_pat
         assert ahead.all() == alone.all()
 
 
+def test_a_whole_evaluation_reads_every_configs_runs_in_one_statement(cli, rules_dir, tmp_path, url) -> None:
+    """``--full`` works every piece out again, each config's facts among them: the runs of
+    every config are read once, in one statement, not one statement a config; the
+    evaluation is the one a config at a time gives."""
+    from sqlalchemy import event
+
+    from triage import views
+    from triage.kb import store
+
+    configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _records(300, configs)))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        inv = store.find_investigation(s, 30433, None)
+        statements: list[str] = []
+        listen = lambda conn, cursor, sql, *_: statements.append(sql)  # noqa: E731
+        event.listen(s.get_bind(), "before_cursor_execute", listen)
+        try:
+            _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
+        finally:
+            event.remove(s.get_bind(), "before_cursor_execute", listen)
+        reads = [q for q in statements if "excluded_reason" in q and "run.run_id =" not in q]  # not a run id's
+        assert len(reads) == 1, reads
+        _, stored, _ = views.evaluate(s, inv, keep=False)  # the stored pieces, each config's runs its own
+        assert whole == stored
+
+
 def test_the_configs_read_again_are_those_of_the_pieces_whose_runs_changed() -> None:
     from triage.rules.engine.memo import Memo, configs_again
 
