@@ -34,9 +34,10 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     bundle = store.load_bundle(s, inv, runs=False)
     bundle.source = DbSource(s, inv.id)
     memo = pieces.load(s, inv.id, snapshot.code_stamp())
-    if full:  # every piece worked out again: every config's runs read, in one query rather than one each
+    if full:
         memo.stored = {}
-        bundle.source.read_ahead(bundle.source.configs())
+        if helper is None:  # every config's runs read, in one query rather than one each (with a
+            bundle.source.read_ahead(bundle.source.configs())  # helper, half of them are its to read)
     if helper is not None:
         helper.help(s, bundle, memo)
     # the configs the pieces to work out again will read, in one query rather than one each
