@@ -193,12 +193,22 @@ def _log_factorials(n: int) -> list[float]:
     return table
 
 
-@functools.lru_cache(maxsize=4096)
+#: Terms of Fisher's sum this far (in natural log) below the observed table's are left out:
+#: together they are below e^-100 of the sum, far under a double's last bit.
+_NEGLIGIBLE = 100.0
+
+
+@functools.lru_cache(maxsize=65536)
 def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float:
     """Two-sided p-value of Fisher's exact test for k1/n1 against k2/n2.
 
     The sum of the hypergeometric probabilities of every table no more likely
-    than the one observed (with scipy's relative slack of 1e-7).
+    than the one observed (with scipy's relative slack of 1e-7).  Only the
+    tables within e^100 of the observed one's probability are summed: the
+    probabilities fall away from the mode on both sides, so the others lie in
+    the far tails, where together they cannot move the sum (``math.fsum``,
+    exactly rounded) by a representable amount.  At n = 1000 a side that is
+    about 200 tables instead of 2000.
     """
     if not (0 <= k1 <= n1 and 0 <= k2 <= n2):
         raise ValueError(f"counts out of range: {k1}/{n1}, {k2}/{n2}")
@@ -206,8 +216,40 @@ def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float:
     lo, hi = max(0, successes - n2), min(n1, successes)
     lf = _log_factorials(total)
     denom = lf[total] - lf[successes] - lf[total - successes]
-    logs = [(lf[n1] - lf[x] - lf[n1 - x]) + (lf[n2] - lf[successes - x] - lf[n2 - successes + x]) - denom
-            for x in range(lo, hi + 1)]
-    observed = logs[k1 - lo]
+    d = n2 - successes
+
+    def logp(x: int) -> float:  # as the whole sum works it out, to the bit
+        return (lf[n1] - lf[x] - lf[n1 - x]) + (lf[n2] - lf[successes - x] - lf[d + x]) - denom
+
+    observed = logp(k1)
     cut = observed + math.log1p(1e-7)
+    floor = cut - _NEGLIGIBLE
+    mode = min(hi, max(lo, (n1 + 1) * (successes + 1) // (total + 2)))
+    first = _crossing(logp, lo, mode, floor, rising=True)
+    last = _crossing(logp, mode, hi, floor, rising=False)
+    logs = [logp(x) for x in range(first, last + 1)]
     return min(1.0, math.fsum(math.exp(v) for v in logs if v <= cut))
+
+
+def _crossing(f: Callable[[int], float], lo: int, hi: int, floor: float, *, rising: bool) -> int:
+    """On ``[lo, hi]``, where ``f`` rises (``rising``) or falls: the first x (rising) or the
+    last (falling) with ``f(x) > floor``, or the end nearest the mode when none is."""
+    if rising:
+        if f(lo) > floor:
+            return lo
+        while hi - lo > 1:  # f(lo) <= floor < f(hi), or hi is the mode
+            mid = (lo + hi) // 2
+            if f(mid) > floor:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+    if f(hi) > floor:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if f(mid) > floor:
+            lo = mid
+        else:
+            hi = mid
+    return lo
