@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from triage.rules.decisions.conditions import evaluate_condition, statuses
 from triage.rules.engine.context import Context, _run_order
@@ -79,21 +79,48 @@ def _by_content(cond: Condition) -> bool:
     return all(_by_content(c) for c in subs)
 
 
-def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> list[tuple[RunRec, Result]]:
-    """Each run judged on its own (its verdict and the numbers behind it)."""
+def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec],
+                judged: Optional[dict[tuple, Result]] = None) -> list[tuple[RunRec, Result]]:
+    """Each run judged on its own (its verdict and the numbers behind it); ``judged``: what
+    runs of the bisect's other points were judged, by what they recorded."""
     if _judges(b.good_when) or not _by_content(b.good_when):
         return [(r, _judge(b, ctx, [r])) for r in runs]
-    seen: dict[tuple, Result] = {}
+    seen: dict[tuple, Result] = {} if judged is None else judged
     out = []
+    metrics = sorted(_metrics_read(b.good_when, ctx.spec.metric) | {_bisect_metric(b, ctx)})
+    provenances: dict[int, tuple] = {}  # id of a provenance mapping (shared by runs alike) -> its items
+    by_provenance = bool(ctx.spec.subject) or _reads_provenance(b.good_when)
     for r in runs:
-        # runs that recorded the same metrics or provenance share one mapping (as read): by
-        # identity, which holds while the runs do; equal mappings of two reads are judged twice
-        key = (r.config, r.status, id(r.metrics), id(r.provenance))
+        # judged by what it recorded that the condition reads: its config, its status, the
+        # values of the metrics it compares, and its provenance when a selector, `distinct:`
+        # or the investigation's subject reads it; runs that recorded the same are judged once
+        p = r.provenance
+        prov = provenances.get(id(p)) if by_provenance else ()
+        if prov is None:
+            prov = provenances[id(p)] = tuple(sorted(p.items(), key=_first_text))
+        key = (r.config, r.status, prov, *(r.metrics.get(m) for m in metrics))
         res = seen.get(key)
         if res is None:
             res = seen[key] = _judge(b, ctx, [r])
         out.append((r, res))
     return out
+
+
+def _metrics_read(cond: Condition, metric: str) -> set[str]:
+    """The metrics a condition judged by content compares: its own (``metric`` by
+    default) and its parts'; a fail rate reads the runs' status too."""
+    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
+    return {cond.metric or metric}.union(*(_metrics_read(c, metric) for c in subs))
+
+
+def _reads_provenance(cond: Condition) -> bool:
+    """Whether a condition judged by content reads a run's provenance (a selector, `distinct:`)."""
+    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
+    return bool(cond.provenance) or cond.distinct is not None or any(map(_reads_provenance, subs))
+
+
+def _first_text(item: tuple[str, Any]) -> str:
+    return item[0]
 
 
 def _judge(b: BisectSpec, ctx: Context, runs: list[RunRec]) -> Result:
@@ -112,7 +139,8 @@ def _by_status(cond: Condition, ctx: Context, runs: Optional[list[RunRec]]) -> R
     return Result(value, parts, [r.key for r in runs], short=parts)
 
 
-def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
+def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context,
+                 judged: Optional[dict[tuple, Result]] = None) -> PointState:
     """good / bad / unknown / no_number / flaky / skipped / untested for one point.
 
     Each valid run is judged on its own first: two runs of one point with
@@ -125,7 +153,7 @@ def _point_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) ->
     the point too; a run or another mark that disagrees makes it flaky.
     """
     marks = [m for m in b.marks if m.point == label]
-    return _with_marks(_runs_state(b, label, runs, ctx), marks)
+    return _with_marks(_runs_state(b, label, runs, ctx, judged), marks)
 
 
 def _with_marks(ps: PointState, marks: list[BisectMark]) -> PointState:
@@ -158,13 +186,14 @@ def _some(texts: list[str], sep: str = ", ") -> str:
     return sep.join(texts[:NAMED]) + (f"{sep}… and {more:,} more" if more > 0 else "")
 
 
-def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context) -> PointState:
+def _runs_state(b: BisectSpec, label: str, runs: list[RunRec], ctx: Context,
+                judged: Optional[dict[tuple, Result]] = None) -> PointState:
     if not runs:
         return PointState(label, "untested")
     skipped = [(r, ctx.invalid_reason(r, brief=True)) for r in runs if not ctx.valid(r)]
     skipped_text = _some([f"{r.run_id} {why}" for r, why in skipped], "; ")
     valid = [r for r in runs if ctx.valid(r)]
-    singles = _judge_each(b, ctx, valid)
+    singles = _judge_each(b, ctx, valid, judged)
     if _flaky(singles, ctx.spec.subject):
         good = [r.run_id for r, res in singles if res.value is V.TRUE]
         bad = [r.run_id for r, res in singles if res.value is V.FALSE]
@@ -227,7 +256,8 @@ def evaluate_bisect(b: BisectSpec, ctx: Context) -> BisectState:
     labels = b.point_labels()
     values = [[p] if isinstance(p, str) else list(p) for p in b.points]
     point_runs = _points_runs(b, values, axis, ctx)
-    states = [_point_state(b, label, runs, ctx) for runs, label in zip(point_runs, labels)]
+    judged: dict[tuple, Result] = {}  # runs that recorded the same are judged once, at any point
+    states = [_point_state(b, label, runs, ctx, judged) for runs, label in zip(point_runs, labels)]
     kinds = [s.state for s in states]
     n = len(states)
     goods = [i for i, k in enumerate(kinds) if k == "good"]
