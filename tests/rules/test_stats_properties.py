@@ -154,3 +154,23 @@ def test_fisher_sums_only_what_counts_and_gets_the_same_bits(table: tuple[int, i
     from triage.rules.decisions.distributions import fisher_exact
 
     assert fisher_exact(*table) == _fisher_every_table(*table)
+
+
+@st.composite
+def any_measures(draw: st.DrawFn) -> Measure:
+    kind = draw(st.sampled_from(["proportion", "repeats", "noise", "fixed"]))
+    if kind == "proportion":
+        return draw(proportions())
+    if kind == "fixed":
+        return Measure(draw(values), fixed=True)
+    return Measure.of(draw(repeat_sets), noise=draw(noises) if kind == "noise" else None)
+
+
+@SETTINGS
+@given(any_measures(), any_measures(), tolerances, confidences)
+def test_shown_different_is_the_comparisons_own_answer(a: Measure, b: Measure, tolerance: Tolerance | None,
+                                                        confidence: float) -> None:
+    from triage.rules.decisions.stats import shown_different
+
+    got = shown_different(a, b, tolerance=tolerance, confidence=confidence)
+    assert got == compare(a, b, tolerance=tolerance, confidence=confidence).different

@@ -200,6 +200,8 @@ def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) ->
         one = lambda x: ctx.measure([RunRec(x[0], config, "passed", {metric: (x[1], x[2])})], metric)  # noqa: E731
         high, low = one(hi), one(lo)  # with the metric's declared noise
         assert high is not None and low is not None
+        if not stats.shown_different(high, low, tolerance=ctx.tolerance, confidence=ctx.confidence):
+            continue  # most groups: the words of a comparison are asked for those that disagree
         c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.different and c.method != "exact":
             out.append((first, Warning_("repeats", (

@@ -374,6 +374,23 @@ def _compare_once(a: Measure, b: Measure, margin: float | None, tolerance: Toler
     return _pooled(a, b, margin, tolerance, confidence)
 
 
+def shown_different(a: Measure, b: Measure, *, tolerance: Tolerance | None = None,
+                    confidence: float = 0.95) -> bool:
+    """``compare(a, b).different``: whether the two are shown different at all.  Two
+    proportions ask Fisher's test alone, without the rest of a comparison (its
+    interval, its words): a pass over thousands of pairs, most of them not different,
+    asks for the whole comparison of the few that are."""
+    if a.proportion and b.proportion and math.isfinite(a.value) and math.isfinite(b.value):
+        return _fisher_p(a, b) < 1.0 - confidence
+    return compare(a, b, tolerance=tolerance, confidence=confidence).different
+
+
+def _fisher_p(a: Measure, b: Measure) -> float:
+    """Fisher's p for two proportions, their counts rounded from value × n."""
+    na, nb = a.n or 1, b.n or 1
+    return fisher_exact(round(a.value / a.scale * na), na, round(b.value / b.scale * nb), nb)
+
+
 def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance | None,
             confidence: float) -> Comparison:
     delta = a.value - b.value
@@ -385,7 +402,7 @@ def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance |
         pa, pb = a.value / a.scale, b.value / b.scale
         na, nb = a.n or 1, b.n or 1
         lo, hi = (x * s for x in newcombe(pa, na, pb, nb, z))
-        pval = fisher_exact(round(pa * na), na, round(pb * nb), nb)
+        pval = _fisher_p(a, b)
         ns = str(na) if na == nb else f"{na}+{nb}"
         noise = f"±{fmt((hi - lo) / 2)} at n={ns}, Fisher {_fmt_p(pval)}"
 
