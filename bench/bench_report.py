@@ -35,8 +35,13 @@ runs only, one pair each, as a sanity check.  Exit 3 when a limit is not met
 right after it ≤ 1.5×, ``report --full`` ≤ 4×, import ≤ 2× in wall and in CPU
 time and < 200 MiB, all at 100k runs.
 
+``--investigations 1000 --sizes 1000``: instead, 1,000 wide investigations of
+1,000 runs each (seeds from the first ``--wide``) in one knowledge base; the
+report, ``--full`` and add-run of the first, the import of all 1,000,000
+records; shown, not judged (the limits are at 100k runs in one investigation).
+
 Usage: .venv/bin/python bench/bench_report.py [--pairs N] [--quick] [--wide SEED ...] [--only-wide] [--no-beside]
-       [--sizes 1000,10000,100000]
+       [--sizes 1000,10000,100000] [--investigations K]
 """
 
 from __future__ import annotations
@@ -156,11 +161,20 @@ def targets(wide_seeds: list[int]) -> list[Target]:
     return out
 
 
-def build_wide(out: Path, runs: int, seed: int) -> Path:
+def build_wide(out: Path, runs: int, seed: int, investigations: int = 1) -> Path:
     """``wide.build`` in a process of its own (see :func:`build`)."""
     done = subprocess.run([sys.executable, str(Path(__file__).resolve().parent / "wide.py"), str(out),
-                           "--runs", str(runs), "--seed", str(seed)], check=True, capture_output=True, text=True)
+                           "--runs", str(runs), "--seed", str(seed), "--investigations", str(investigations)],
+                          check=True, capture_output=True, text=True)
     return Path(done.stdout.strip().splitlines()[-1])
+
+
+def many(seed: int, investigations: int) -> Target:
+    """``investigations`` wide investigations of seeds ``seed`` … in one knowledge base, measured
+    on the first (made at the size given, in runs per investigation)."""
+    return Target(f"wide, {investigations:,} investigations (seeds {seed}–{seed + investigations - 1})",
+                  str(40_000 + seed), f"w{seed}-base", "acc=0.88/1000",
+                  lambda size: build_wide(OUT / f"wide-{seed}-{size}x{investigations}", size, seed, investigations))
 
 
 def measure_reports(t: Target, sizes: list[int], n: int, rows: list, results: dict) -> None:
@@ -255,7 +269,9 @@ def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scra
     r = pairs(lambda: [PY, str(script), str(records), str(scratch / "base.sqlite")],
               lambda: triage(scratch / "kb.sqlite", "import", str(records)), max(1, min(n, 3)), prepare=clean)
     results[(t.name, "import")] = r
-    rows.append((f"{t.name}: import of {size:,} records, whole command vs json.loads + executemany", fmt(r)))
+    with records.open("rb") as fh:
+        count = sum(1 for _ in fh)
+    rows.append((f"{t.name}: import of {count:,} records, whole command vs json.loads + executemany", fmt(r)))
 
 
 def judged(t: Target, sizes: list[int], results: dict) -> list[str]:
@@ -292,6 +308,9 @@ def main() -> int:
     ap.add_argument("--only-wide", action="store_true", help="leave the bundled investigation out")
     ap.add_argument("--no-beside", action="store_true", help="leave out the reports beside other investigations")
     ap.add_argument("--sizes", default="1000,10000,100000", help="the runs of the knowledge bases, comma-separated")
+    ap.add_argument("--investigations", type=int, default=0, metavar="K",
+                    help="instead: K wide investigations of --sizes runs each in one knowledge base (seeds from the "
+                         "first --wide), measured on the first; the import is of all of them")
     a = ap.parse_args()
     n = 1 if a.quick else a.pairs
     os.environ.setdefault("TRIAGE_CACHE", str(OUT / "cache"))
@@ -300,9 +319,10 @@ def main() -> int:
     rows: list = []
     results: dict = {}
     failures: list[str] = []
-    for t in targets(a.wide)[1 if a.only_wide else 0:]:
+    chosen = [many(a.wide[0], a.investigations)] if a.investigations else targets(a.wide)[1 if a.only_wide else 0:]
+    for t in chosen:
         measure_reports(t, sizes, n, rows, results)
-        if t.name == "bundled" and not a.quick and not a.no_beside:
+        if t.name == "bundled" and not a.quick and not a.no_beside and not a.investigations:
             measure_beside(n, rows, results)
         scratch = Path(tempfile.mkdtemp(prefix="bench-addrun-"))
         try:
@@ -310,7 +330,7 @@ def main() -> int:
             measure_import(t, sizes[-1], n, rows, results, scratch)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        if not a.quick and 100_000 in sizes:
+        if not a.quick and 100_000 in sizes and not a.investigations:
             failures += judged(t, sizes, results)
     print_rows(rows)
     return verdict(failures)

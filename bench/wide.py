@@ -12,10 +12,11 @@ so that no one shape gets tuned):
 - provenance that varies per run (sha, image, node, runner, python), how much by the seed;
 - repeats, about 8 % crashed runs (the seed moves it), known failures and exclusions.
 
-    python bench/wide.py OUT --runs 100000 --seed 1 [--scale 1.0]
+    python bench/wide.py OUT --runs 100000 --seed 1 [--scale 1.0] [--investigations 1]
 
 writes ``OUT/rules/wide.yaml`` (with the bundled signatures), ``OUT/runs.jsonl`` and
-imports them into ``OUT/kb.sqlite``.  :func:`spec` and :func:`records` give the same
+imports them into ``OUT/kb.sqlite``; with ``--investigations K``, K investigations of
+seeds SEED … SEED + K − 1, ``--runs`` runs each, a rule file each (``wide-SEED.yaml``).  :func:`spec` and :func:`records` give the same
 as data, for tests at small sizes (``scale=0.05``: 10 recipes, 3 hypotheses, …).
 """
 
@@ -271,39 +272,46 @@ def _record(rng: random.Random, shape: Shape, truth: _Truth, iid: str, wid: str,
     return rec
 
 
-def write(out: Path, runs: int, seed: int, scale: float = 1.0) -> tuple[Path, Path]:
-    """Write the rule files and the runs; return (rules directory, JSON Lines file)."""
+def write(out: Path, runs: int, seed: int, scale: float = 1.0, investigations: int = 1) -> tuple[Path, Path]:
+    """Write the rule files and the runs; return (rules directory, JSON Lines file).
+
+    ``investigations``: that many, of seeds ``seed``, ``seed + 1``, …, each its own
+    shape, rule file (``wide-SEED.yaml``; ``wide.yaml`` for one) and ``runs`` runs."""
     import yaml
 
-    shape = Shape.of(seed, scale)
     rules = out / "rules"
     if rules.exists():
         shutil.rmtree(rules)
     rules.mkdir(parents=True)
     shutil.copy(ROOT / "rules" / "signatures.yaml", rules / "signatures.yaml")
-    (rules / "wide.yaml").write_text(yaml.safe_dump(spec(shape), sort_keys=False), encoding="utf-8")
     path = out / "runs.jsonl"
     with path.open("w", encoding="utf-8") as fh:
-        for rec in records(shape, runs):
-            fh.write(json.dumps(rec) + "\n")
+        for s in range(seed, seed + investigations):
+            shape = Shape.of(s, scale)
+            name = "wide.yaml" if investigations == 1 else f"wide-{s}.yaml"
+            (rules / name).write_text(yaml.safe_dump(spec(shape), sort_keys=False), encoding="utf-8")
+            for rec in records(shape, runs):
+                fh.write(json.dumps(rec) + "\n")
     return rules, path
 
 
-def build(out: Path, runs: int, seed: int, scale: float = 1.0) -> Path:
+def build(out: Path, runs: int, seed: int, scale: float = 1.0, investigations: int = 1) -> Path:
     """A knowledge base at ``out/kb.sqlite`` (made once: kept while ``out/done`` names the same sizes)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from generate import made_once
 
-    return made_once(out, f"wide {runs} {seed} {scale}", lambda: write(out, runs, seed, scale))
+    want = f"wide {runs} {seed} {scale}" + (f" x{investigations}" if investigations != 1 else "")
+    return made_once(out, want, lambda: write(out, runs, seed, scale, investigations))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", type=Path)
-    for name, kind, default in (("--runs", int, 1000), ("--seed", int, 1), ("--scale", float, 1.0)):
+    for name, kind, default in (("--runs", int, 1000), ("--seed", int, 1), ("--scale", float, 1.0),
+                                ("--investigations", int, 1)):
         ap.add_argument(name, type=kind, default=default)
     a = ap.parse_args()
-    print(build(a.out, a.runs, a.seed, a.scale))
+    print(build(a.out, a.runs, a.seed, a.scale, a.investigations))
 
 
 if __name__ == "__main__":
