@@ -197,8 +197,7 @@ def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) ->
     for _, first, lo, hi in groups.values():
         if lo[0] == hi[0] and lo[1] == hi[1]:
             continue  # one run, or runs of one value
-        one = lambda x: ctx.measure([RunRec(x[0], config, "passed", {metric: (x[1], x[2])})], metric)  # noqa: E731
-        high, low = one(hi), one(lo)  # with the metric's declared noise
+        high, low = ctx.measure_one(metric, hi[1], hi[2]), ctx.measure_one(metric, lo[1], lo[2])  # with its noise
         assert high is not None and low is not None
         if not stats.shown_different(high, low, tolerance=ctx.tolerance, confidence=ctx.confidence):
             continue  # most groups: the words of a comparison are asked for those that disagree

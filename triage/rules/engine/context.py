@@ -48,6 +48,7 @@ class Context:
         self._tracks: list[dict[Token, str]] = within._tracks if within is not None else []
         self._noting: Optional[list[tuple[Token, Optional[str]]]] = None  # what :meth:`pool` is noting that it reads
         self._pools: dict[str, Pool] = {}  # (selector, metric) -> its pool (:meth:`pool`)
+        self._ones: dict[tuple, Optional[Measure]] = {}  # (metric, value, n) -> :meth:`measure_one`
         self.subjects: dict[str, Any] = {}  # subject -> (its context, what making it read): triage.rules.engine.subjects
         self.memo = Memo(keep=False)  # the pieces of an earlier evaluation to reuse (none: work everything out)
         self.by_config = _Configs(self)  # config -> its runs, in the order recorded
@@ -288,6 +289,15 @@ class Context:
         values = [v for v, _ in vals]
         scale = self.settings(metric).scale or 1.0
         return Measure.of(values, n, noise=self.noise_sd(metric, sum(values) / len(values)), scale=scale)
+
+    def measure_one(self, metric: str, value: float, n: Optional[int]) -> Optional[Measure]:
+        """:meth:`measure` of one valid run that recorded ``value`` (with ``n``) for ``metric``,
+        worked out once per value: a pass over thousands of runs meets the same values again."""
+        key = (metric, value, n, type(value))
+        m = self._ones.get(key, self)
+        if m is self:
+            m = self._ones[key] = self.measure([RunRec("", "", "passed", {metric: (value, n)})], metric)
+        return m
 
     def _fail_rate(self, runs: Sequence[RunRec]) -> Optional[Measure]:
         """k failed of n: a run's own counts (fail_rate=3/20), else 1 of 1 if its outcome is a declared
