@@ -38,7 +38,8 @@ time and < 200 MiB, all at 100k runs.
 ``--investigations 1000 --sizes 1000``: instead, 1,000 wide investigations of
 1,000 runs each (seeds from the first ``--wide``) in one knowledge base; the
 report, ``--full`` and add-run of the first, the import of all 1,000,000
-records; shown, not judged (the limits are at 100k runs in one investigation).
+records (one pair: it takes minutes); shown, not judged (the limits are at 100k
+runs in one investigation).
 
 Usage: .venv/bin/python bench/bench_report.py [--pairs N] [--quick] [--wide SEED ...] [--only-wide] [--no-beside]
        [--sizes 1000,10000,100000] [--investigations K]
@@ -256,8 +257,8 @@ def measure_add_run(t: Target, size: int, n: int, rows: list, results: dict, scr
     rows.append((f"{t.name}: report right after that add-run, {size:,} runs", fmt(r)))
 
 
-def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scratch: Path) -> None:
-    """``triage import`` of the largest knowledge base's records into a new one."""
+def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scratch: Path, most: int = 3) -> None:
+    """``triage import`` of the largest knowledge base's records into a new one (at most ``most`` pairs)."""
     records = t.kb(size).parent / "runs.jsonl"
     script = scratch / "baseline.py"
     script.write_text(BASELINE_IMPORT)
@@ -267,7 +268,7 @@ def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scra
             p.unlink()
 
     r = pairs(lambda: [PY, str(script), str(records), str(scratch / "base.sqlite")],
-              lambda: triage(scratch / "kb.sqlite", "import", str(records)), max(1, min(n, 3)), prepare=clean)
+              lambda: triage(scratch / "kb.sqlite", "import", str(records)), max(1, min(n, most)), prepare=clean)
     results[(t.name, "import")] = r
     with records.open("rb") as fh:
         count = sum(1 for _ in fh)
@@ -327,7 +328,7 @@ def main() -> int:
         scratch = Path(tempfile.mkdtemp(prefix="bench-addrun-"))
         try:
             measure_add_run(t, sizes[-1], n, rows, results, scratch)
-            measure_import(t, sizes[-1], n, rows, results, scratch)
+            measure_import(t, sizes[-1], n, rows, results, scratch, 1 if a.investigations else 3)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         if not a.quick and 100_000 in sizes and not a.investigations:
