@@ -349,6 +349,44 @@ def test_cached_rule_files_read_as_parsed_ones(tmp_path: Path) -> None:
         [(f.path, f.sha256, f.spec, f.values, f.keys) for f in parsed.files]
 
 
+def test_a_changed_file_among_many_is_checked_without_reading_the_others_parses(tmp_path: Path,
+                                                                                 monkeypatch) -> None:
+    """The cache's index says what the cross-file checks read of each file: a changed file
+    is checked against the others without unpickling them, and a command on an unchanged
+    set reads the index alone (a parse per file is read only when its definitions are)."""
+    import pickle
+
+    from triage.rules.language import cache
+
+    rules = tmp_path / "rules"
+    shutil.copytree(RULES, rules)
+    _other_investigations(rules, 20)
+    cache.load_rules([rules], tmp_path / "c")
+    unpickled: list[int] = []
+    real = pickle.loads
+    monkeypatch.setattr(pickle, "loads", lambda data, *a, **k: unpickled.append(len(data)) or real(data, *a, **k))
+    again = cache.load_rules([rules], tmp_path / "c")
+    assert type(again).__name__ == "CachedSet" and unpickled == []
+    changed = rules / "other-3.yaml"
+    changed.write_text(changed.read_text(encoding="utf-8").replace("gate: 0.92", "gate: 0.93"), encoding="utf-8")
+    after = cache.load_rules([rules], tmp_path / "c")
+    assert unpickled == [] and sum(type(f).__name__ == "CachedFile" for f in after.files) == len(after.files) - 1
+    # a file that takes another's PR: refused, at its line, though the other is a cached parse
+    clash = rules / "other-7.yaml"
+    clash.write_text(clash.read_text(encoding="utf-8").replace("pr: 70007", "pr: 70002"), encoding="utf-8")
+    with pytest.raises(Exception) as refused:
+        cache.load_rules([rules], tmp_path / "c")
+    text = str(refused.value)
+    assert "other-7.yaml:" in text and "already has an investigation in" in text and "other-2.yaml" in text
+    assert unpickled == []  # the clash is found from the summaries, and its position from the new parse
+    clash.write_text(clash.read_text(encoding="utf-8").replace("pr: 70002", "pr: 70007"), encoding="utf-8")
+    dup = rules / "other-9.yaml"
+    dup.write_text(dup.read_text(encoding="utf-8").replace("id: other-9", "id: other-0"), encoding="utf-8")
+    with pytest.raises(Exception) as refused:
+        cache.load_rules([rules], tmp_path / "c")
+    assert "investigation 'other-0' is also defined in" in str(refused.value)
+
+
 def test_rule_files_are_keyed_by_their_resolved_paths(tmp_path: Path, monkeypatch) -> None:
     """A file's key is its resolved path, each directory resolved once: through a linked
     directory, a linked file, a relative path, a name that is not a file's."""

@@ -8,15 +8,21 @@ validated as :func:`triage.rules.language.loader.load_rules` does, and the cross
 checks always run on the whole set.  Only files without problems are kept,
 under the code's stamp, so a new ``triage`` never reads an older one's parse.
 
-The cache is one file, ``rules-<stamp>.pickle`` in the directory the caller
+The cache is a directory, ``rules-<stamp>/`` in the directory the caller
 gives: ``$TRIAGE_CACHE`` (default ``$XDG_CACHE_HOME/triage`` or
 ``~/.cache/triage``; ``TRIAGE_CACHE=off``, None here, turns it off), read by
-:class:`triage.settings.Settings`.  A cache that cannot be read or written is
-ignored.
+:class:`triage.settings.Settings`.  Its ``index.pickle`` holds, per file, its
+stat, its hash and what the cross-file checks read of it (its investigation's
+id, repository and PR, its signatures' ids); each file's parse is a file of
+its own, read only when something reads that file's definitions.  A command
+on one investigation of a thousand reads the index, not a thousand parses,
+and a changed file is checked against the others' summaries.  A cache that
+cannot be read or written is ignored.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 from pathlib import Path
@@ -29,10 +35,10 @@ KEEP = 2000
 SETS = 20
 
 
-def _file(where: Optional[Path]) -> Optional[Path]:
+def _dir(where: Optional[Path]) -> Optional[Path]:
     from triage.stamp import code_stamp
 
-    return where / f"rules-{code_stamp()}.pickle" if where is not None else None
+    return where / f"rules-{code_stamp()}" if where is not None else None
 
 
 def _stat(p: Path) -> Optional[tuple]:
@@ -64,40 +70,57 @@ def path_keys(paths: Iterable[Path]) -> list[str]:
     return keys
 
 
-def _read(path: Optional[Path]) -> dict:
-    if path is None:
+def _read(where: Optional[Path]) -> dict:
+    if where is None:
         return {}
     try:
-        with path.open("rb") as fh:
+        with (where / "index.pickle").open("rb") as fh:
             data = pickle.load(fh)
         return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else {}
     except Exception:  # missing, partial or from another Python: parse again
         return {}
 
 
-def _write(path: Path, data: dict) -> None:
+def _blob(key: str, sha256: str) -> str:
+    """The name of a file's parse in the cache: of its key and its content."""
+    return hashlib.sha256(f"{key}\0{sha256}".encode()).hexdigest()[:32] + ".pickle"
+
+
+def _write(where: Path, data: dict, blobs: dict[str, bytes], dropped: Iterable[str]) -> None:
+    """The new parses first, then the index that names them (each written whole, then
+    renamed), then the parses no entry names any more."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
-            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
+        where.mkdir(parents=True, exist_ok=True)
+        for name, blob in [*blobs.items(), ("index.pickle", pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))]:
+            tmp = where / f"{name}.{os.getpid()}.tmp"
+            tmp.write_bytes(blob)
+            tmp.replace(where / name)
+        for name in dropped:
+            (where / name).unlink(missing_ok=True)
     except OSError:
         pass
 
 
 class CachedFile:
-    """A rule file as it was validated: its path and hash at once, its
-    definitions unpickled only when something reads them.  Reads as a
+    """A rule file as it was validated: its path, hash and summary at once, its
+    definitions read from the cache only when something reads them.  Reads as a
     :class:`triage.rules.language.loader.LoadedFile`."""
 
-    def __init__(self, path: str, sha256: str, blob: bytes) -> None:
-        self.path, self.sha256, self._blob = path, sha256, blob
+    def __init__(self, path: str, sha256: str, summary: tuple, blob: Path) -> None:
+        self.path, self.sha256, self.summary, self._blob = path, sha256, summary, blob
         self._file: Any = None
 
     def _whole(self) -> Any:
         if self._file is None:
-            self._file = pickle.loads(self._blob)
+            try:
+                self._file = pickle.loads(self._blob.read_bytes())
+            except Exception:  # gone since the index was read (another command kept newer files)
+                from triage.rules.language import loader
+
+                loaded, problems = loader.load_file(Path(self.path))
+                if loaded is None or problems:
+                    raise RuleFileError(problems) from None
+                self._file = loaded
             self._file.path = self.path
         return self._file
 
@@ -142,16 +165,16 @@ def load_rules(paths: Iterable[str | Path], cache_dir: Optional[Path]):  # -> Ru
     imported: the loader and the schema load only when a file changed.
     """
     paths = list(paths)
-    where = _file(cache_dir)
+    where = _dir(cache_dir)
     cache = _read(where)
     known: dict = cache.setdefault("files", {})
     passed: list = cache.setdefault("sets", [])
     listed = _paths(paths)
-    if listed:
+    if listed and where is not None:
         stamps = list(zip(path_keys(listed), map(_stat, listed)))
         hits = [known.get(key) for key, _ in stamps]
         if all(h is not None and h[0] == st for h, (_, st) in zip(hits, stamps)) and hash_of(stamps) in passed:
-            return CachedSet([CachedFile(str(p), h[1], h[2]) for p, h in zip(listed, hits)])
+            return CachedSet([CachedFile(str(p), h[1], h[2], where / h[3]) for p, h in zip(listed, hits)])
     return _load(paths, where, cache)
 
 
@@ -162,15 +185,15 @@ def _load(paths: list, where: Optional[Path], cache: dict):  # -> RuleSet
     passed: list = cache["sets"]
     files: list = []
     problems: list[Problem] = []
-    changed = False
+    blobs: dict[str, bytes] = {}  # the parses to write: name -> pickle
     stamps = []
     listed = loader.rule_paths(paths)
     for p, key in zip(listed, path_keys(listed)):
         stat = _stat(p)
         stamps.append((key, stat))
         hit = known.get(key)
-        if stat is not None and hit is not None and hit[0] == stat:
-            files.append(CachedFile(str(p), hit[1], hit[2]))
+        if stat is not None and hit is not None and hit[0] == stat and where is not None:
+            files.append(CachedFile(str(p), hit[1], hit[2], where / hit[3]))
             continue
         loaded, probs = loader.load_file(p)
         problems += probs
@@ -178,16 +201,19 @@ def _load(paths: list, where: Optional[Path], cache: dict):  # -> RuleSet
             files.append(loaded)
             if not probs and stat is not None and stat == _stat(p):  # unchanged while it was read
                 known.pop(key, None)
-                known[key] = (stat, loaded.sha256, pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL))
-                changed = True
+                name = _blob(key, loaded.sha256)
+                known[key] = (stat, loaded.sha256, loader.summary_of(loaded), name)
+                blobs[name] = pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL)
     whole = hash_of(stamps)
     problems += loader._cross_file(files)
     if problems:
         raise RuleFileError(problems)
-    if (changed or whole not in passed) and where is not None:
-        cache["files"] = dict(list(known.items())[-KEEP:])
+    if (blobs or whole not in passed) and where is not None:
+        entries = list(known.items())
+        cache["files"] = dict(entries[-KEEP:])
+        named = {entry[3] for entry in cache["files"].values()}
         cache["sets"] = [x for x in passed if x != whole][-SETS + 1:] + [whole]
-        _write(where, cache)
+        _write(where, cache, blobs, {entry[3] for _, entry in entries[:-KEEP]} - named)
     return loader.RuleSet(files)
 
 

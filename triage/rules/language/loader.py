@@ -357,26 +357,35 @@ def load_rules(paths: Iterable[str | Path], warnings: list[Problem] | None = Non
     return RuleSet(files)
 
 
+def summary_of(f: LoadedFile) -> tuple:
+    """What the cross-file checks read of a file: its investigation's (id, repo, PR), or
+    None, and its signatures' ids (a cached file keeps it beside its parse)."""
+    inv = f.spec.investigation
+    return ((inv.id, inv.repo, inv.pr) if inv is not None else None), tuple(s.id for s in f.spec.signatures)
+
+
 def _cross_file(files: list[LoadedFile]) -> list[Problem]:
+    """Ids and PRs defined twice across files; a file's positions are read only for a problem."""
     problems: list[Problem] = []
     seen_inv: dict[str, str] = {}
     seen_pr: dict[tuple[str, int], str] = {}
     seen_sig: dict[str, str] = {}
     for f in files:
-        inv = f.spec.investigation
+        inv, signatures = getattr(f, "summary", None) or summary_of(f)
         if inv is not None:
-            line, col = f.where(("investigation", "id"))
-            if inv.id in seen_inv:
-                problems.append(Problem(f.path, line, col, f"investigation {inv.id!r} is also defined in {seen_inv[inv.id]}"))
-            seen_inv.setdefault(inv.id, f.path)
-            key = (inv.repo, inv.pr)
+            iid, repo, pr = inv
+            if iid in seen_inv:
+                line, col = f.where(("investigation", "id"))
+                problems.append(Problem(f.path, line, col, f"investigation {iid!r} is also defined in {seen_inv[iid]}"))
+            seen_inv.setdefault(iid, f.path)
+            key = (repo, pr)
             if key in seen_pr:
                 line, col = f.where(("investigation", "pr"))
-                problems.append(Problem(f.path, line, col, f"{inv.repo}#{inv.pr} already has an investigation in {seen_pr[key]}"))
+                problems.append(Problem(f.path, line, col, f"{repo}#{pr} already has an investigation in {seen_pr[key]}"))
             seen_pr.setdefault(key, f.path)
-        for i, s in enumerate(f.spec.signatures):
-            if s.id in seen_sig and seen_sig[s.id] != f.path:
+        for i, sid in enumerate(signatures):
+            if sid in seen_sig and seen_sig[sid] != f.path:
                 line, col = f.where(("signatures", i, "id"))
-                problems.append(Problem(f.path, line, col, f"signature {s.id!r} is also defined in {seen_sig[s.id]}"))
-            seen_sig.setdefault(s.id, f.path)
+                problems.append(Problem(f.path, line, col, f"signature {sid!r} is also defined in {seen_sig[sid]}"))
+            seen_sig.setdefault(sid, f.path)
     return problems
