@@ -36,8 +36,9 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     memo = pieces.load(s, inv.id, snapshot.code_stamp())
     if full:
         memo.stored = {}
-        if helper is None:  # every config's runs read, in one query rather than one each (with a
-            bundle.source.read_ahead(bundle.source.configs())  # helper, half of them are its to read)
+    if not memo.stored and helper is None:  # a whole evaluation (or the first): every config's runs
+        # read in one query rather than one each (with a helper, half of them are its to read)
+        bundle.source.read_ahead(bundle.source.configs())
     if helper is not None:
         helper.help(s, bundle, memo)
     # the configs the pieces to work out again will read, in one query rather than one each

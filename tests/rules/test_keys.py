@@ -26,7 +26,10 @@ def test_keys_read_as_their_tuple(keys: list, probe: str, i: int, stop: int) -> 
         if t:
             assert made[0] == t[0] and made[-1] == t[-1] and made[i % len(t)] == t[i % len(t)]
         assert made.joined(",") == ",".join(t)
+        once = Keys("\x00".join(keys))
+        assert tuple(once.passing()) == t and once._items is None  # one pass, nothing kept
         assert [*made] + ["x"] == [*t, "x"]
+        assert tuple(made.passing()) == t  # split already, or not
 
 
 def test_a_key_inside_another_is_not_contained() -> None:
@@ -64,6 +67,7 @@ def test_a_configs_keys_kept_as_ids_read_as_their_tuple(ids: list, config: str, 
         made = Keys.suffixed("\x00".join(ids), f"/{config}")
         if touch:
             assert made.text == whole.text
+        assert tuple(made.passing()) == t
         assert len(made) == len(t) and bool(made) == bool(t) and made[:stop] == t[:stop]
         assert made == whole and whole == made and made == t and hash(made) == hash(t)
         for probe_key in (probe, f"{probe}/{config}", *keys[:2]):

@@ -11,7 +11,8 @@ evaluation then in a transaction of its own.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 from triage.settings import Settings
 
@@ -60,10 +61,31 @@ def _evaluate_in_place(s: Any, result: Any, beside: Any, at: Optional[int]) -> O
     full = bool(result.updated)
     if beside is None and parallel.worth_it(result.created + result.updated, at):
         return {iid: [row[0] for row in configruns.stored(s, iid)] for iid in result.investigations}
-    for iid in result.investigations:
-        views.evaluate(s, store.find_investigation(s, ident=iid), full=full,
-                       helper=beside if beside is not None and iid == beside.iid else None)
+    with _collected(len(result.investigations)) as collect:
+        for iid in result.investigations:
+            views.evaluate(s, store.find_investigation(s, ident=iid), full=full,
+                           helper=beside if beside is not None and iid == beside.iid else None)
+            collect()
     return None
+
+
+@contextmanager
+def _collected(evaluations: int) -> Iterator[Callable[[], None]]:
+    """Between the evaluations of several investigations, free what the last one left: a
+    command runs without the cyclic collector, and an evaluation's context is a cycle (a
+    thousand investigations' would hold gigabytes).  What is alive before them (the
+    import's own objects) is set aside first, so that each collection looks at one
+    evaluation's objects, not at everything the import made."""
+    import gc
+
+    if evaluations < 2:
+        yield lambda: None
+        return
+    gc.freeze()
+    try:
+        yield lambda: gc.collect(1)
+    finally:
+        gc.unfreeze()
 
 
 def _evaluate_apart(url: str, configs: dict[str, list[str]], *, full: bool) -> None:
@@ -71,14 +93,16 @@ def _evaluate_apart(url: str, configs: dict[str, list[str]], *, full: bool) -> N
     from triage import views
     from triage.kb import parallel, store
 
-    for iid, names in configs.items():
-        helper = parallel.start(url, iid, names, full=full)
-        try:
-            with store.session(url) as s:
-                views.evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper)
-        finally:
-            if helper is not None:
-                helper.close()
+    with _collected(len(configs)) as collect:
+        for iid, names in configs.items():
+            helper = parallel.start(url, iid, names, full=full)
+            try:
+                with store.session(url) as s:
+                    views.evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper)
+            finally:
+                if helper is not None:
+                    helper.close()
+            collect()
 
 
 def export_records(url: str, pr: int, repo: Optional[str], fmt: str) -> str:

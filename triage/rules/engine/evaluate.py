@@ -343,6 +343,7 @@ def _rests_on(runs: Sequence[str], confounded: set[str], configs: set[str],
             return False
         if len(confounded) <= 16:  # a search of the text for each, not a split into thousands of keys
             return any(run in runs for run in confounded)
+        return not confounded.isdisjoint(runs.passing())
     return not confounded.isdisjoint(runs)
 
 
