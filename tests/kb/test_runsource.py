@@ -116,3 +116,24 @@ def test_the_configs_read_again_are_those_of_the_pieces_whose_runs_changed() -> 
         "p:3": ([["v", "newest:c", "x"], ["c", "c", "1"]], None),  # nothing of its runs changed
     })
     assert configs_again(memo, lambda token: now[token[1]]) == ["a", "b"]
+
+
+def test_a_first_evaluation_reads_every_configs_runs_in_one_statement(cli, rules_dir, tmp_path, url) -> None:
+    """An import into an investigation evaluated never before works every piece out, as
+    ``--full`` does: its configs' runs are read in one statement, not one a config."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _records(300, configs)))
+    statements: list[str] = []
+    listen = lambda conn, cursor, sql, *_: statements.append(sql)  # noqa: E731
+    event.listen(Engine, "before_cursor_execute", listen)
+    try:
+        assert cli("--db", url, "import", str(path)).code == 0
+    finally:
+        event.remove(Engine, "before_cursor_execute", listen)
+    reads = [q for q in statements if q.lstrip().startswith("SELECT") and "excluded_reason" in q
+             and "run.run_id =" not in q]
+    assert len(reads) == 1, reads

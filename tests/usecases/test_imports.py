@@ -78,3 +78,29 @@ def test_delete_returns_the_legs_and_the_changes(seeded):
     with pytest.raises(InputError, match=f"no run {RUN} in the knowledge base"):
         delete(url, RUN, "again")
 
+
+
+def test_an_import_into_several_investigations_frees_what_each_evaluation_leaves(cli, rules_dir, tmp_path: Path,
+                                                                                 monkeypatch):
+    """Commands run without the cyclic collector; an import evaluates each investigation it
+    wrote to, and an evaluation is a cycle of objects: between evaluations what the last one
+    left is collected (the import's own objects set aside), and nothing stays set aside."""
+    import gc
+    import json
+
+    url = _empty(cli, "kb.sqlite")
+    lines = EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines()
+    others = [json.dumps({"investigation": iid, "run_id": f"9{i}", "config": "c1", "status": "passed",
+                          "metrics": {"wall_s": {"value": 100 + i}}}) for iid in ("compile-bump", "e2e-walltime")
+              for i in range(3)]
+    (tmp_path / "three.jsonl").write_text("\n".join(lines + others) + "\n", encoding="utf-8")
+    collected: list[int] = []
+    real = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collected.append(gc.get_freeze_count()) or real(generation))
+    result = import_records(url, "three.jsonl", "jsonl")
+    assert sorted(result.investigations) == ["compile-bump", "e2e-walltime", "kimik26-disagg"]
+    assert len(collected) == 3 and all(frozen > 0 for frozen in collected)  # the import's objects set aside
+    assert gc.get_freeze_count() == 0
+    collected.clear()
+    import_records(url, str(EXAMPLE_RUNS), "jsonl")  # one investigation: nothing to collect between
+    assert collected == []
