@@ -104,3 +104,29 @@ def test_an_import_into_several_investigations_frees_what_each_evaluation_leaves
     collected.clear()
     import_records(url, str(EXAMPLE_RUNS), "jsonl")  # one investigation: nothing to collect between
     assert collected == []
+
+
+def test_only_an_investigation_of_many_runs_takes_a_helper_process(cli, rules_dir, tmp_path: Path, monkeypatch):
+    """A large import evaluates each investigation of at least ``parallel_runs`` runs in
+    two processes, once committed; the others in its own transaction, without a fork."""
+    import json
+
+    from triage.kb import parallel
+
+    if not parallel.worth_it(1, 1):
+        pytest.skip("no second CPU to fork a helper for")
+    url = _empty(cli, "kb.sqlite")
+    lines = EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines()
+    others = [json.dumps({"investigation": "e2e-walltime", "run_id": f"9{i}", "config": "c1", "status": "passed",
+                          "metrics": {"wall_s": {"value": 100 + i}}}) for i in range(3)]
+    # the first record's investigation has runs already: no process reads the file beside the
+    # writes (that is for a new investigation's runs)
+    (tmp_path / "one.jsonl").write_text(others[0] + "\n", encoding="utf-8")
+    import_records(url, "one.jsonl", "jsonl")
+    (tmp_path / "two.jsonl").write_text("\n".join(others[1:] + lines) + "\n", encoding="utf-8")
+    helped: list[str] = []
+    real = parallel.start
+    monkeypatch.setattr(parallel, "start", lambda url, iid, *a, **k: helped.append(iid) or real(url, iid, *a, **k))
+    import_records(url, "two.jsonl", "jsonl", settings=Settings(parallel_runs=10))
+    assert helped == ["kimik26-disagg"]  # 33 runs; e2e-walltime's 3 are evaluated in place
+    assert _statuses(url) and view(url, 128, None)["hypotheses"]  # both evaluated

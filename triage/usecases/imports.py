@@ -50,23 +50,30 @@ def import_records(url: str, file: str, fmt: str, *, pr: Optional[int] = None, r
 
 
 def _evaluate_in_place(s: Any, result: Any, beside: Any, at: Optional[int]) -> Optional[dict[str, list[str]]]:
-    """Evaluate what the import wrote, in its transaction; unless it is large enough for
-    two processes and no process works beside it: then the configs of each investigation
-    to evaluate once the runs are committed (:func:`_evaluate_apart`)."""
+    """Evaluate what the import wrote, in its transaction; but for each investigation large
+    enough for two processes when no process works beside the import: the configs of each
+    such investigation, to evaluate once the runs are committed (:func:`_evaluate_apart`)."""
     from triage import views
     from triage.kb import configruns, parallel, store
 
     # A replaced run may keep its config's count, largest id and newest write
     # (a record older than the config's newest run): re-derive every piece.
     full = bool(result.updated)
+    apart: dict[str, list[str]] = {}
+    here = list(result.investigations)
     if beside is None and parallel.worth_it(result.created + result.updated, at):
-        return {iid: [row[0] for row in configruns.stored(s, iid)] for iid in result.investigations}
+        # a helper for each investigation of that many runs; one of a thousand runs among a
+        # thousand such costs more to fork for than it saves
+        kept = {iid: configruns.stored(s, iid) for iid in here}
+        apart = {iid: [row[0] for row in rows] for iid, rows in kept.items()
+                 if parallel.worth_it(sum(row[2] for row in rows), at)}
+        here = [iid for iid in here if iid not in apart]
     with _collected(len(result.investigations)) as collect:
-        for iid in result.investigations:
+        for iid in here:
             views.evaluate(s, store.find_investigation(s, ident=iid), full=full,
                            helper=beside if beside is not None and iid == beside.iid else None)
             collect()
-    return None
+    return apart or None
 
 
 @contextmanager
