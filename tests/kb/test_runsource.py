@@ -137,3 +137,24 @@ def test_a_first_evaluation_reads_every_configs_runs_in_one_statement(cli, rules
     reads = [q for q in statements if q.lstrip().startswith("SELECT") and "excluded_reason" in q
              and "run.run_id =" not in q]
     assert len(reads) == 1, reads
+
+
+def test_the_runs_of_one_workflow_run_share_its_id_url_and_time(cli, rules_dir, tmp_path) -> None:
+    """A nightly's matrix: runs of several configs under one run id, one URL, one time.
+    Read back, they hold one text of each (a hundred thousand runs hold far fewer)."""
+    from triage.kb import store
+    from triage.kb.investigations import run_records
+
+    url = f"sqlite:///{tmp_path / 'kb.sqlite'}"
+    records = [{"investigation": "kimik26-disagg", "run_id": "777", "config": c, "status": "passed",
+                "url": "https://github.com/o/r/actions/runs/777", "time": "2026-03-01T00:01:04Z",
+                "metrics": {"gsm8k": {"value": 0.9, "n": 1319}}} for c in ("c1", "c2", "c3")]
+    path = tmp_path / "matrix.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        runs = run_records(s, "kimik26-disagg")
+    assert [r.config for r in runs] == ["c1", "c2", "c3"]
+    assert runs[0].time == "2026-03-01T00:01:04+00:00"
+    for r in runs[1:]:
+        assert r.run_id is runs[0].run_id and r.url is runs[0].url and r.time is runs[0].time

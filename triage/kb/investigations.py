@@ -181,9 +181,12 @@ def runs_of_rows(batches: Any) -> list[Any]:
     decode = _json_decode()
     # Runs that recorded the same metrics or provenance share one (read-only) mapping, and
     # runs of one config or status one text: a hundred thousand runs hold a few hundred of each.
+    # A run id, its URL and its time are shared by the runs of one workflow run (a nightly's
+    # matrix): one text each, and one time turned into the engine's form.
     metrics_of: dict[str, dict] = {}
     provenance_of: dict[str, dict] = {}
     texts: dict[str, str] = {}
+    times: dict[Any, str] = {}
     out: list[Any] = []
     append, text = out.append, texts.setdefault
     for rows in batches:
@@ -195,15 +198,21 @@ def runs_of_rows(batches: Any) -> list[Any]:
             pp = provenance_of.get(provenance)
             if pp is None:
                 pp = provenance_of[provenance] = {k: str(v) for k, v in decode(provenance).items()}
-            if when is not None:  # SQLite's text as SQLAlchemy writes it (YYYY-MM-DD HH:MM:SS.ffffff, UTC)
-                if type(when) is str and len(when) == 26 and when[10] == " " and when[19] == ".":
-                    when = (when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:])
-                            + "+00:00")
-                else:
-                    when = _iso(when)
-            append(RunRec(run_id, text(config, config), text(status, status), mm, pp, url, when, note,
-                          bool(excluded), excluded_reason, signature, pk))
+            at = times.get(when) if when is not None else None
+            if at is None and when is not None:
+                at = times[when] = _engine_time(when)
+            append(RunRec(text(run_id, run_id), text(config, config), text(status, status), mm, pp,
+                          text(url, url) if url is not None else None, at, note, bool(excluded), excluded_reason,
+                          signature, pk))
     return out
+
+
+def _engine_time(when: Any) -> str:
+    """A run's time as the engine reads it (:func:`_iso`), from the driver's value."""
+    # SQLite's text as SQLAlchemy writes it (YYYY-MM-DD HH:MM:SS.ffffff, UTC): turned here
+    if type(when) is str and len(when) == 26 and when[10] == " " and when[19] == ".":
+        return when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:]) + "+00:00"
+    return _iso(when)
 
 
 def _computable(metrics: dict) -> dict:
