@@ -43,7 +43,7 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
                 touched = True
             continue
         # A summary of invalid runs keeps the runs it names: the count is in its reason.
-        runs = list(item.runs[:STORED_RUNS]) if "invalid-run" in item.flags else list(item.runs)
+        runs = list(item.runs[:STORED_RUNS]) if "invalid-run" in item.flags else _every(item.runs)
         fresh.append(dict(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
                           reason=item.reason, runs=runs, flags=list(item.flags), key=item.key,
                           created_at=stamp, retired_at=None))
@@ -124,3 +124,10 @@ def add_manual_evidence(s: Session, iid: str, hypothesis: str, verdict: str, rea
     s.add(row)
     s.flush()
     return row
+
+
+def _every(runs: Any) -> list[str]:
+    """An item's runs as a list, its joined keys split without keeping the split in the
+    item (the rule engine's ``Keys.passing``): thousands of keys an item, once."""
+    passing = getattr(runs, "passing", None)
+    return list(passing() if passing is not None else runs)

@@ -230,6 +230,12 @@ class Keys(Sequence[str]):
         return f"Keys({self._all()!r})"
 
 
+def each(keys: Sequence[str]) -> Iterable[str]:
+    """``keys`` for one pass: :class:`Keys` split without keeping the split (see
+    :meth:`Keys.passing`), any other sequence as it is."""
+    return keys.passing() if isinstance(keys, Keys) else keys
+
+
 def keys_text(keys: Sequence[str]) -> str:
     """How a sequence of keys is stored: one text."""
     return keys.text if isinstance(keys, Keys) else SEP.join(keys)

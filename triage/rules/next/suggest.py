@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from triage.rules.engine.context import Context, num
 from triage.rules.next.discriminate import with_rules
 from triage.rules.engine.facts import facts
-from triage.rules.engine.keys import configs_of
+from triage.rules.engine.keys import configs_of, each
 from triage.rules.engine.evidence import _prediction_condition
 from triage.rules.engine.records import (
     BisectState,
@@ -156,7 +156,7 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
         cant, valid_set = [], None  # its valid runs as a set, made once if an item needs it
         for e in open_items.get(recipe.id, ()):
             valid_set = set(valid) if valid_set is None else valid_set
-            if not valid_set.isdisjoint(e.runs):
+            if not valid_set.isdisjoint(each(e.runs)):
                 cant.append(e)
         if cant:
             needed = tuple(dict.fromkeys(n for e in cant for n in e.needed))
