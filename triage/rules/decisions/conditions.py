@@ -141,8 +141,7 @@ def _reads_runs(cond: Condition) -> bool:
     """False for a condition only about bisects (its invalid runs are none of its business)."""
     if cond.model_fields_set & _RUN_KEYS:
         return True
-    subs = (cond.all or []) + (cond.any or []) + ([cond.not_] if cond.not_ is not None else [])
-    return any(_reads_runs(c) for c in subs) or not cond.bisects()
+    return any(_reads_runs(c) for c in cond.parts()) or not cond.bisects()
 
 
 def _count(cond: Condition, valid: list[RunRec]) -> Result:

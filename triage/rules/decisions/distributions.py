@@ -233,23 +233,14 @@ def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float:
 
 def _crossing(f: Callable[[int], float], lo: int, hi: int, floor: float, *, rising: bool) -> int:
     """On ``[lo, hi]``, where ``f`` rises (``rising``) or falls: the first x (rising) or the
-    last (falling) with ``f(x) > floor``, or the end nearest the mode when none is."""
-    if rising:
-        if f(lo) > floor:
-            return lo
-        while hi - lo > 1:  # f(lo) <= floor < f(hi), or hi is the mode
-            mid = (lo + hi) // 2
-            if f(mid) > floor:
-                hi = mid
-            else:
-                lo = mid
-        return hi
-    if f(hi) > floor:
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
+    last (falling) with ``f(x) > floor``; the mode's end (``hi`` rising, ``lo`` falling) is one."""
+    inside, outside = (hi, lo) if rising else (lo, hi)
+    if f(outside) > floor:
+        return outside
+    while abs(inside - outside) > 1:  # f(inside) > floor >= f(outside)
+        mid = (inside + outside) // 2
         if f(mid) > floor:
-            lo = mid
+            inside = mid
         else:
-            hi = mid
-    return lo
+            outside = mid
+    return inside

@@ -75,8 +75,7 @@ def _by_content(cond: Condition) -> bool:
         return False
     if any(isinstance(getattr(cond, k), Selector) for k in ("same_as", "differs_from")):
         return False
-    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
-    return all(_by_content(c) for c in subs)
+    return all(_by_content(c) for c in cond.parts())
 
 
 def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec],
@@ -109,14 +108,12 @@ def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec],
 def _metrics_read(cond: Condition, metric: str) -> set[str]:
     """The metrics a condition judged by content compares: its own (``metric`` by
     default) and its parts'; a fail rate reads the runs' status too."""
-    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
-    return {cond.metric or metric}.union(*(_metrics_read(c, metric) for c in subs))
+    return {cond.metric or metric}.union(*(_metrics_read(c, metric) for c in cond.parts()))
 
 
 def _reads_provenance(cond: Condition) -> bool:
     """Whether a condition judged by content reads a run's provenance (a selector, `distinct:`)."""
-    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
-    return bool(cond.provenance) or cond.distinct is not None or any(map(_reads_provenance, subs))
+    return bool(cond.provenance) or cond.distinct is not None or any(map(_reads_provenance, cond.parts()))
 
 
 def _first_text(item: tuple[str, Any]) -> str:

@@ -323,13 +323,6 @@ class InvalidRuns(Mapping[str, str]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())
 
-    def passing(self) -> Iterator[str]:
-        """The keys, for one pass: split from the text without keeping them (a check over
-        every item of an evaluation would otherwise keep every item's keys twice)."""
-        if self._items is not None:
-            return iter(self._items)
-        return iter(self.text.split(SEP)) if self.text else iter(())
-
     def __len__(self) -> int:
         return len(self._all())
 

@@ -196,10 +196,14 @@ class Condition(Selector):
             if getattr(self, k) is not None and not (k == "at_least" and self.distinct is not None)
         ]
 
+    def parts(self) -> list["Condition"]:
+        """The conditions nested one level down: ``all``'s, ``any``'s, then ``not``'s."""
+        return [*(self.all or []), *(self.any or []), *([self.not_] if self.not_ is not None else [])]
+
     def bisects(self) -> set[str]:
         """The bisects this condition reads, nested conditions included."""
         out = {self.bisect} if self.bisect else set()
-        for sub in (self.all or []) + (self.any or []) + ([self.not_] if self.not_ is not None else []):
+        for sub in self.parts():
             out |= sub.bisects()
         return out
 

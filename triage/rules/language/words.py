@@ -280,6 +280,6 @@ def targets(c: Condition) -> list[Target]:
         out += _side(v)
     if c.recovers is not None:
         out += [("ref", "good"), ("ref", "bad")]
-    for sub in [*(c.all or []), *(c.any or []), *([c.not_] if c.not_ is not None else [])]:
+    for sub in c.parts():
         out += targets(sub)
     return list(dict.fromkeys(out))

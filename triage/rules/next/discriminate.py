@@ -24,7 +24,7 @@ _WORDS = {"rules_out": "ruled out", "confirms": "confirmed", "supports": "suppor
 def _configs_read(cond: Condition) -> set[str]:
     """The configs whose runs a condition selects (at any depth)."""
     out = {cond.config} if isinstance(cond.config, str) else set(cond.config or [])
-    for sub in (cond.all or []) + (cond.any or []) + ([cond.not_] if cond.not_ is not None else []):
+    for sub in cond.parts():
         out |= _configs_read(sub)
     return out
 

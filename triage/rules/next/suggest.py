@@ -93,8 +93,7 @@ def _rule_waits(cond: Condition, ctx: Context) -> list[tuple[str, str, str]]:
         else:
             has = any(ctx.valid(r) and metric in r.metrics for r in ctx.select(cond))
         return _missing(cond, ctx) if has else []
-    subs = [*(cond.all or []), *(cond.any or []), *([cond.not_] if cond.not_ is not None else [])]
-    return list(dict.fromkeys(w for sub in subs for w in _rule_waits(sub, ctx)))
+    return list(dict.fromkeys(w for sub in cond.parts() for w in _rule_waits(sub, ctx)))
 
 
 def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid: Sequence[str],
