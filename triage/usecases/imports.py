@@ -68,7 +68,7 @@ def _evaluate_in_place(s: Any, result: Any, beside: Any, at: Optional[int]) -> O
         apart = {iid: [row[0] for row in rows] for iid, rows in kept.items()
                  if parallel.worth_it(sum(row[2] for row in rows), at)}
         here = [iid for iid in here if iid not in apart]
-    with _collected(len(result.investigations)) as collect:
+    with _collected(len(here)) as collect:
         for iid in here:
             views.evaluate(s, store.find_investigation(s, ident=iid), full=full,
                            helper=beside if beside is not None and iid == beside.iid else None)

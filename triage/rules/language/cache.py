@@ -202,7 +202,7 @@ def _load(paths: list, where: Optional[Path], cache: dict):  # -> RuleSet
             if not probs and stat is not None and stat == _stat(p):  # unchanged while it was read
                 known.pop(key, None)
                 name = _blob(key, loaded.sha256)
-                known[key] = (stat, loaded.sha256, loader.summary_of(loaded), name)
+                known[key] = (stat, loaded.sha256, loaded.summary, name)
                 blobs[name] = pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL)
     whole = hash_of(stamps)
     problems += loader._cross_file(files)

@@ -41,6 +41,13 @@ class LoadedFile:
     renumber: dict[Path_, Path_] = field(repr=False, default_factory=dict)
     warnings: list[Problem] = field(default_factory=list)  # the file loads, but may not say what was meant
 
+    @property
+    def summary(self) -> tuple:
+        """What the cross-file checks read of a file: its investigation's (id, repo, PR), or
+        None, and its signatures' ids (a cached file keeps it beside its parse)."""
+        inv = self.spec.investigation
+        return ((inv.id, inv.repo, inv.pr) if inv is not None else None), tuple(s.id for s in self.spec.signatures)
+
     def where(self, path: Path_, *, key: bool = False) -> tuple[int, int]:
         if path[:2] in self.renumber:
             path = self.renumber[path[:2]] + path[2:]
@@ -357,13 +364,6 @@ def load_rules(paths: Iterable[str | Path], warnings: list[Problem] | None = Non
     return RuleSet(files)
 
 
-def summary_of(f: LoadedFile) -> tuple:
-    """What the cross-file checks read of a file: its investigation's (id, repo, PR), or
-    None, and its signatures' ids (a cached file keeps it beside its parse)."""
-    inv = f.spec.investigation
-    return ((inv.id, inv.repo, inv.pr) if inv is not None else None), tuple(s.id for s in f.spec.signatures)
-
-
 def _cross_file(files: list[LoadedFile]) -> list[Problem]:
     """Ids and PRs defined twice across files; a file's positions are read only for a problem."""
     problems: list[Problem] = []
@@ -371,7 +371,7 @@ def _cross_file(files: list[LoadedFile]) -> list[Problem]:
     seen_pr: dict[tuple[str, int], str] = {}
     seen_sig: dict[str, str] = {}
     for f in files:
-        inv, signatures = getattr(f, "summary", None) or summary_of(f)
+        inv, signatures = f.summary
         if inv is not None:
             iid, repo, pr = inv
             if iid in seen_inv:
