@@ -5,8 +5,6 @@ rules, manual evidence and bisects; shared files may hold only signatures and
 extractors.  ``loader.py`` maps every validation error back to ``path:line:col``.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -69,7 +67,8 @@ MAX_INT = 2**31 - 1
 class Strict(BaseModel):
     # NaN and infinities are refused everywhere: `gate: .nan` would silently
     # change every verdict.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, allow_inf_nan=False,
+                              defer_build=True)
 
     @field_validator("*", mode="after")
     @classmethod
