@@ -86,9 +86,11 @@ def _root(
     version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     from triage import limits
+    from triage.rules.language import kept
 
     state.settings = Settings.from_env()  # once per command: what the environment says now
     limits.configure(state.settings)
+    kept.use(state.settings.cache_dir)  # definitions read back from the knowledge base, validated once
     state.db = db or state.settings.db
     state.rules = rules
 

@@ -53,40 +53,77 @@ def load_bundle(s: Session, inv: m.Investigation, *, runs: bool = True) -> Any:
     """Rebuild the engine's input for one investigation from the database.
 
     ``runs`` False: no runs; the engine reads them a config at a time from the
-    bundle's ``source`` (``triage.kb.runsource``)."""
-    from triage.rules.language import schema
+    bundle's ``source`` (``triage.kb.runsource``).  The definitions are
+    validated once for each stored text (:mod:`triage.rules.language.kept`)."""
     from triage.rules.engine.evaluate import Investigation as Bundle
     from triage.rules.engine.evaluate import SignatureInfo
+    from triage.rules.language import kept, schema
 
     iid = inv.id
-
-    # Rows of columns, read as the objects' attributes are: no objects made, and no
-    # statement that needs the tables' mappings.
-    def rows(model: Any) -> list[Any]:
-        t = model.__table__
-        return list(s.execute(select(t).where(t.c.investigation_id == iid).order_by(t.c.position)))
-
-    spec_data = {k: v for k, v in inv.spec.items() if k not in ("extractors", "exclusive")}
     sigs = {}
     for row in s.execute(select(m.Signature.__table__)):
         sp = row.spec
         sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""),
                                      schema.outcome(sp["outcome"]) if sp.get("outcome") else None)
+    stored = _stored_definitions(s, inv)
+    spec, hypotheses, recipes, rules, evidence, bisects, plain = kept.validated(
+        repr(stored), lambda: _validated(*stored))
+    return Bundle(spec=spec, hypotheses=hypotheses, recipes=recipes, rules=rules, evidence=evidence,
+                  bisects=bisects, runs=run_records(s, iid) if runs else [], signatures=sigs,
+                  exclusive=inv.spec.get("exclusive", []), plain=plain)
+
+
+def _stored_definitions(s: Session, inv: m.Investigation) -> tuple:
+    """An investigation's definitions as stored: its spec (less what the engine does not
+    read), the JSON texts of its hypotheses, recipes, rules and bisects in their order,
+    the bisect marks and the manual evidence.  Rows of columns: no objects made, and no
+    statement that needs the tables' mappings."""
+    from sqlalchemy import Text, cast
+
+    iid = inv.id
+
+    def texts(model: Any) -> list[tuple[str, str]]:
+        t = model.__table__
+        q = select(t.c.id, cast(t.c.spec, Text)).where(t.c.investigation_id == iid).order_by(t.c.position)
+        return [tuple(row) for row in s.execute(q)]
+
     bm, me = m.BisectMark.__table__, m.ManualEvidence.__table__
-    marks = list(s.execute(select(bm).where(bm.c.investigation_id == iid).order_by(bm.c.pk)))
-    manual = s.execute(select(me).where(me.c.investigation_id == iid).order_by(me.c.pk))
-    return Bundle(
-        spec=schema.InvestigationSpec.model_validate(spec_data),
-        hypotheses=[schema.HypothesisSpec.model_validate(r.spec) for r in rows(m.Hypothesis)],
-        recipes=[schema.RecipeSpec.model_validate(r.spec) for r in rows(m.Recipe)],
-        rules=[schema.RuleSpec.model_validate(r.spec) for r in rows(m.Rule)],
-        evidence=[schema.ManualEvidenceSpec(hypothesis=e.hypothesis_id, verdict=e.verdict, because=e.reason,
-                                            author=e.author, runs=e.runs) for e in manual],
-        bisects=[_with_marks(schema, r, marks) for r in rows(m.Bisect)],
-        runs=run_records(s, iid) if runs else [],
-        signatures=sigs,
-        exclusive=inv.spec.get("exclusive", []),
+    marks = [tuple(row) for row in s.execute(select(bm.c.bisect_id, bm.c.point, bm.c.verdict, bm.c.reason,
+                                                     bm.c.author).where(bm.c.investigation_id == iid)
+                                              .order_by(bm.c.pk))]
+    manual = [tuple(row) for row in s.execute(select(me.c.hypothesis_id, me.c.verdict, me.c.reason, me.c.author,
+                                                      cast(me.c.runs, Text)).where(me.c.investigation_id == iid)
+                                               .order_by(me.c.pk))]
+    spec = json.dumps({k: v for k, v in inv.spec.items() if k not in ("extractors", "exclusive")})
+    return (spec, texts(m.Hypothesis), texts(m.Recipe), texts(m.Rule), texts(m.Bisect), marks, manual)
+
+
+def _validated(spec: str, hypotheses: list, recipes: list, rules: list, bisects: list, marks: list,
+               manual: list) -> tuple:
+    """The schema's objects of :func:`_stored_definitions`: the spec, hypotheses, recipes,
+    rules, manual evidence, and bisects with the marks set from the command line after
+    their own; then the engine's plain data of them (:class:`~triage.rules.engine.records.Plain`)."""
+    from triage.rules.engine.records import plain
+    from triage.rules.language import schema
+
+    def extra(bisect: str) -> list[dict]:
+        return [{"point": point, "verdict": verdict, "because": reason} | ({"author": author} if author else {})
+                for of, point, verdict, reason, author in marks if of == bisect]
+
+    def bisect(ident: str, text: str) -> Any:
+        data = json.loads(text)
+        return schema.BisectSpec.model_validate(data | {"marks": list(data.get("marks", [])) + extra(ident)})
+
+    made = (
+        schema.InvestigationSpec.model_validate(json.loads(spec)),
+        [schema.HypothesisSpec.model_validate(json.loads(text)) for _, text in hypotheses],
+        [schema.RecipeSpec.model_validate(json.loads(text)) for _, text in recipes],
+        [schema.RuleSpec.model_validate(json.loads(text)) for _, text in rules],
+        [schema.ManualEvidenceSpec(hypothesis=h, verdict=v, because=r, author=a, runs=json.loads(runs))
+         for h, v, r, a, runs in manual],
+        [bisect(ident, text) for ident, text in bisects],
     )
+    return (*made, plain(*made[:4], made[5]))  # what the engine dumps of them, once: kept with them
 
 
 def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
@@ -104,13 +141,6 @@ def has_config(s: Session, iid: str, config: str) -> bool:
     t = m.Run.__table__
     q = select(t.c.pk).where(t.c.investigation_id == iid, t.c.config == config).limit(1)
     return s.execute(q).first() is not None
-
-
-def _with_marks(schema: Any, row: m.Bisect, marks: Sequence[m.BisectMark]) -> Any:
-    """A bisect's definition with the marks set from the command line after its own."""
-    extra = [{"point": x.point, "verdict": x.verdict, "because": x.reason} | ({"author": x.author} if x.author else {})
-             for x in marks if x.bisect_id == row.id]
-    return schema.BisectSpec.model_validate(row.spec | {"marks": list(row.spec.get("marks", [])) + extra})
 
 
 def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str, reason: str,

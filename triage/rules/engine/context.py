@@ -22,7 +22,7 @@ from triage.rules.decisions.stats import Measure, fmt
 # The built-in pass-rate metric: k failed of n over a selection's passed runs and
 # its runs of a declared failure (or counts a run carries itself: --metric fail_rate=3/20).
 FAIL_RATE = "fail_rate"
-_NO_SETTINGS = MetricSpec()
+_NO_SETTINGS = MetricSpec.model_construct()  # the defaults: no validator built for them
 
 
 class Context:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from triage.rules.engine.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.decisions.conditions import evaluate_condition
-from triage.rules.language.configcheck import for_specs as config_warnings
+from triage.rules.language.configcheck import config_warnings
 from triage.rules.engine.confounds import base_run, confound_warnings, confounds_of, newest_base
 from triage.rules.engine.context import Context, num
 from triage.rules.engine.decides import bisect_evidence
@@ -57,6 +57,7 @@ from triage.rules.engine.records import (
     Suggestion,
     V,
     Warning_,
+    plain_of,
 )
 from triage.rules.next.suggest import (
     UNDECIDED,
@@ -218,7 +219,7 @@ def _config_warnings(inv: Investigation, ctx: Context, per_config: list) -> list
     in_use = [f.config for f in per_config if len(f.invalid) < len(f.keys)
               or any(not why.startswith("excluded") for _, _, why in f.invalid)]
     return [Warning_("config", w) for w in
-            config_warnings(inv.spec, inv.recipes, inv.rules, inv.bisects, ctx.source.configs(), in_use)]
+            config_warnings(*plain_of(inv).configs, ctx.source.configs(), in_use)]
 
 
 def _context(inv: Investigation, memo: Optional[Memo]) -> Context:
@@ -354,9 +355,7 @@ def _first(entry: tuple) -> int:
 def _key(inv: Investigation, ctx: Context) -> str:
     """What every piece of an evaluation rests on besides the runs it reads: the
     definitions, the references as resolved, and the engine's code."""
-    dump = lambda specs: [s.model_dump(mode="json") for s in specs]  # noqa: E731
     return fingerprint((
-        ctx.memo.code, inv.spec.model_dump(mode="json"), dump(inv.hypotheses), dump(inv.recipes), dump(inv.rules),
-        dump(inv.bisects), sorted((k, repr(v)) for k, v in inv.signatures.items()), repr(inv.exclusive),
-        repr(ctx.refs), ctx.margin, ctx.warnings,
+        ctx.memo.code, *plain_of(inv).key, sorted((k, repr(v)) for k, v in inv.signatures.items()),
+        repr(inv.exclusive), repr(ctx.refs), ctx.margin, ctx.warnings,
     ))

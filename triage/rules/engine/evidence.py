@@ -85,6 +85,12 @@ def _invalid_items(hyp: str, rule: str, res: Result, ctx: Context) -> list[Evide
     return out
 
 
+def _valid(cls: Any, **values: Any) -> Any:
+    """``cls(**values)`` of values known to be valid (a recipe's, validated with it), not
+    validated again: a command that builds no validator saves building Condition's."""
+    return cls.model_construct(**values)
+
+
 def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, bool, Phrase]:
     """(condition, confirms, what it expects in words) for a recipe's prediction.
 
@@ -95,16 +101,16 @@ def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, boo
         cond, recovery, desc = _prediction_condition(pred.when, recipe)
         return cond, recovery if pred.confirms is None else pred.confirms, desc
     if pred == "recovers":
-        return Condition(recovers=True), True, clause("recover", "to good")
+        return _valid(Condition, recovers=True), True, clause("recover", "to good")
     if pred == "same_as_bad":
-        return Condition(same_as="bad"), False, clause("stay", "≈ bad")
+        return _valid(Condition, same_as="bad"), False, clause("stay", "≈ bad")
     if pred == "unchanged":
         base = recipe.base or ""
         if recipe.base_run:  # the run it is compared with, not all of the base config's runs
             one = "/" in recipe.base_run or not base
-            sel = Selector(run=recipe.base_run) if one else Selector(config=base, run=recipe.base_run)
-            return Condition(same_as=sel), False, clause("stay", f"≈ its base run {recipe.base_run}")
-        return Condition(same_as=Selector(config=base)), False, clause("stay", f"≈ its base {base}")
+            sel = _valid(Selector, run=recipe.base_run) if one else _valid(Selector, config=base, run=recipe.base_run)
+            return _valid(Condition, same_as=sel), False, clause("stay", f"≈ its base run {recipe.base_run}")
+        return _valid(Condition, same_as=_valid(Selector, config=base)), False, clause("stay", f"≈ its base {base}")
     assert isinstance(pred, Condition)
     return pred, bool(pred.recovers), phrase(pred, recipe.id)
 

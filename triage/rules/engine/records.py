@@ -193,6 +193,43 @@ class Warning_:
     message: str
 
 
+@dataclass(frozen=True)
+class Plain:
+    """An investigation's definitions as plain data, as the engine reads them: what its
+    pieces' key rests on (``key``: spec, hypotheses, recipes, rules, bisects, in JSON's
+    terms) and what the config check reads (``configs``: spec, recipes, rules, bisects,
+    by alias and without Nones).  Made where the definitions are validated and kept with
+    them (:mod:`triage.rules.language.kept`), so that an evaluation dumps none of them;
+    ``of`` holds the very definitions it was made of (see :func:`plain_of`)."""
+
+    of: tuple
+    key: tuple
+    configs: tuple
+
+
+def plain(spec: InvestigationSpec, hypotheses: Sequence[HypothesisSpec], recipes: Sequence[RecipeSpec],
+          rules: Sequence[RuleSpec], bisects: Sequence[BisectSpec]) -> Plain:
+    def dump(specs: Sequence) -> list:
+        return [x.model_dump(mode="json") for x in specs]
+
+    def named(x: object) -> dict:
+        return x.model_dump(mode="json", by_alias=True, exclude_none=True)  # type: ignore[attr-defined]
+
+    return Plain((spec, hypotheses, recipes, rules, bisects),
+                 (spec.model_dump(mode="json"), dump(hypotheses), dump(recipes), dump(rules), dump(bisects)),
+                 (named(spec), [named(r) for r in recipes], [named(r) for r in rules], [named(b) for b in bisects]))
+
+
+def plain_of(inv: "Investigation") -> Plain:
+    """``inv.plain`` if it was made of these very definitions (a bundle copied with other
+    rules keeps the first's), else made now."""
+    now = (inv.spec, inv.hypotheses, inv.recipes, inv.rules, inv.bisects)
+    p = inv.plain
+    if p is not None and all(a is b for a, b in zip(p.of, now)):
+        return p
+    return plain(*now)
+
+
 @dataclass
 class Investigation:
     """Everything the engine needs about one investigation."""
@@ -209,6 +246,7 @@ class Investigation:
     # Where the runs come from when they are not all in ``runs``: a config at a
     # time, from the knowledge base (see triage.rules.engine.source)
     source: Optional["RunSource"] = None
+    plain: Optional[Plain] = None  # the definitions as plain data, when at hand (else dumped once here)
 
 
 @dataclass(frozen=True)
