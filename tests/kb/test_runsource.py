@@ -58,6 +58,28 @@ def test_the_runs_of_a_set_of_pairs_are_those_runs(cli, rules_dir, tmp_path, url
         assert sorted(r.key for r in partly.by_keys(pairs)) == sorted(r.key for r in chosen)
 
 
+def test_the_statement_written_by_hand_reads_what_sqlalchemy_would(cli, rules_dir, tmp_path, url,
+                                                                   monkeypatch) -> None:
+    """The pairs' statement is written by hand for the drivers' parameter styles of SQLite and
+    PostgreSQL; for any other, SQLAlchemy writes it: the same runs either way."""
+    from triage.kb import runsource, store
+    from triage.kb.investigations import run_records
+
+    records = _records(300, ["kimik26-fp8-1k1k-1p1d", "x/y", "c3"])
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        chosen = random.Random(5).sample(run_records(s, iid), 200)
+        pairs = [(r.run_id, r.config) for r in chosen] + [("no-such-run", "c3")]
+        by_hand = runsource.DbSource(s, iid).by_keys(pairs)
+        monkeypatch.setattr(runsource, "_MARKS", {})
+        written = runsource.DbSource(s, iid).by_keys(pairs)
+    assert [(r, r.seq) for r in by_hand] == [(r, r.seq) for r in written]
+    assert sorted(r.key for r in by_hand) == sorted(r.key for r in chosen)
+
+
 def test_configs_read_ahead_are_as_each_configs_own_read(cli, rules_dir, tmp_path, url) -> None:
     from triage.kb import store
     from triage.kb.runsource import DbSource

@@ -19,9 +19,15 @@ from sqlmodel import Session
 
 from triage.kb import configruns
 from triage.kb import models as m
-from triage.kb.investigations import run_records
+from triage.kb.investigations import READ_COLUMNS, run_records, runs_of_rows
 from triage.rules.engine.records import RunRec
 from triage.rules.engine.source import Token, config_and_keys, digest
+
+
+#: A parameter in a statement written by hand, by the driver's style (others: SQLAlchemy writes it).
+_MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
+#: The run table's columns a run is read from, the JSON ones as their text (as run_records reads them).
+_COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in ("metrics", "provenance") else c for c in READ_COLUMNS) + ", pk"
 
 
 class DbSource:
@@ -94,11 +100,27 @@ class DbSource:
         asked for as it is, not every run of its run id (the runs of a matrix share one
         and would be read and decoded only to be left out)."""
         wanted, out = self._at_hand(sorted(set(pairs)))
+        conn = self._s.connection()
+        mark = _MARKS.get(conn.dialect.paramstyle)
         for i in range(0, len(wanted), 2000):  # through the unique index by run id; 6,000 parameters a query
             chunk = wanted[i:i + 2000]
             ids = sorted({run_id for run_id, _ in chunk})
-            out += run_records(self._s, self._iid, where=lambda t: and_(
-                t.c.run_id.in_(ids), tuple_(t.c.run_id, t.c.config).in_(chunk)))
+            if mark is None:  # a driver of another parameter style: as SQLAlchemy writes it
+                out += run_records(self._s, self._iid, where=lambda t: and_(
+                    t.c.run_id.in_(ids), tuple_(t.c.run_id, t.c.config).in_(chunk)))
+                continue
+            # The statement written here: SQLAlchemy would spell out 6,000 parameters of
+            # an expanding IN in Python, each time (a third of the time this takes).
+            result = conn.exec_driver_sql(
+                f"SELECT {_COLUMNS} FROM run WHERE investigation_id = {mark}"
+                f" AND run_id IN ({', '.join([mark] * len(ids))})"
+                f" AND (run_id, config) IN (VALUES {', '.join([f'({mark}, {mark})'] * len(chunk))})",
+                (self._iid, *ids, *[x for pair in chunk for x in pair]))
+            try:
+                cursor = result.cursor
+                out += runs_of_rows(iter(lambda: cursor.fetchmany(10_000), []))
+            finally:
+                result.close()
         return sorted(out, key=self.order)
 
     def _at_hand(self, pairs: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[RunRec]]:
