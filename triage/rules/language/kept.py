@@ -7,7 +7,7 @@ first validation of each kind of definition in a process builds its
 validator, which costs more than the validation itself (about 20 ms for a
 wide investigation, against 2 ms to unpickle its definitions).  What was
 validated is kept here, pickled under a hash of the texts it was validated
-from, in ``definitions-<stamp>/`` beside the rule cache
+from, in ``definitions-<stamp>-…/`` beside the rule cache
 (:mod:`triage.rules.language.cache`): the same texts under the same code give
 the same objects, so a later command unpickles them instead.
 
@@ -43,9 +43,7 @@ def validated(texts: str, make: Callable[[], T]) -> T:
     the first time, unpickled for the same texts from then on."""
     if _cache_dir is None:
         return make()
-    from triage.stamp import code_stamp
-
-    where = _cache_dir / f"definitions-{code_stamp()}"
+    where = _cache_dir / _name()
     path = where / (hashlib.sha256(texts.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".pickle")
     try:
         return pickle.loads(path.read_bytes())
@@ -54,6 +52,18 @@ def validated(texts: str, make: Callable[[], T]) -> T:
     value = make()
     _keep(where, path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     return value
+
+
+def _name() -> str:
+    """The directory of this code's kept definitions: its stamp, and the Python and
+    pydantic that pickled them (an upgrade of either in place keeps the stamp)."""
+    import sys
+
+    from pydantic import VERSION
+
+    from triage.stamp import code_stamp
+
+    return f"definitions-{code_stamp()}-py{sys.version_info[0]}.{sys.version_info[1]}-pydantic{VERSION}"
 
 
 def _keep(where: Path, path: Path, blob: bytes) -> None:
