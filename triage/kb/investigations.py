@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from operator import attrgetter
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from sqlalchemy import select
 from sqlmodel import Session

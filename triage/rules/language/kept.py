@@ -26,8 +26,8 @@ from typing import Callable, Optional, TypeVar
 
 T = TypeVar("T")
 
-#: Kept validations at most: the oldest go when a new one would pass this.
-KEEP = 200
+#: Kept validations at most (as many as the rule cache keeps files): the oldest go past it.
+KEEP = 2000
 
 _cache_dir: Optional[Path] = None
 
@@ -73,9 +73,10 @@ def _keep(where: Path, path: Path, blob: bytes) -> None:
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(blob)
         tmp.replace(path)
-        kept = [(p.stat().st_mtime_ns, p) for p in where.glob("*.pickle")]
-        if len(kept) > KEEP:
-            for _, old in sorted(kept)[:len(kept) - KEEP]:
-                old.unlink(missing_ok=True)
+        names = [n for n in os.listdir(where) if n.endswith(".pickle")]  # a name each: cheap below the limit
+        if len(names) > KEEP:
+            kept = sorted((os.stat(where / n).st_mtime_ns, n) for n in names)
+            for _, old in kept[:len(kept) - KEEP]:
+                (where / old).unlink(missing_ok=True)
     except OSError:
         pass
