@@ -180,3 +180,26 @@ def test_the_runs_of_one_workflow_run_share_its_id_url_and_time(cli, rules_dir, 
     assert runs[0].time == "2026-03-01T00:01:04+00:00"
     for r in runs[1:]:
         assert r.run_id is runs[0].run_id and r.url is runs[0].url and r.time is runs[0].time
+
+
+def test_runs_let_go_are_read_again_and_the_evaluation_stored_is_the_same(seeded, cli, monkeypatch) -> None:
+    """An import lets go of the runs its evaluation read before storing it (``release``):
+    what is stored, and what a later question of the source reads, are as without it."""
+    from pathlib import Path
+
+    from triage import views
+    from triage.kb import store
+    from triage.kb.runsource import DbSource
+
+    url = f"sqlite:///{Path('kb.sqlite').resolve()}"
+    reports = {}
+    for release in (False, True):
+        with store.session(url) as s:
+            bundle, ev, _ = views.evaluate(s, store.find_investigation(s, 30433, None), full=True, release=release)
+            source = bundle.source
+            assert (source._by_config == {}) == release
+            again = {c: [(r, r.seq) for r in source.config(c)] for c in source.configs()}
+            fresh = DbSource(s, bundle.spec.id)
+            assert again == {c: [(r, r.seq) for r in fresh.config(c)] for c in fresh.configs()}
+        reports[release] = cli("--db", url, "report", "--pr", "30433", "--format", "json").out
+    assert reports[True] == reports[False] and reports[True]

@@ -58,6 +58,13 @@ class DbSource:
                 self._by_config = grouped  # the same runs, whichever way they are asked for
         return self._all
 
+    def release(self) -> None:
+        """Let go of every run read so far (a later question reads them again): an
+        evaluation whose caller builds nothing more from them stores its pieces
+        without holding a hundred thousand runs as well."""
+        self._by_config, self._keyed, self._by_id = {}, {}, {}
+        self._all_by_id = self._all = None
+
     def config(self, name: str) -> list[RunRec]:
         runs = self._by_config.get(name)
         if runs is None:

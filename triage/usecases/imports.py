@@ -71,7 +71,7 @@ def _evaluate_in_place(s: Any, result: Any, beside: Any, at: Optional[int]) -> O
     with _collected(len(here)) as collect:
         for iid in here:
             views.evaluate(s, store.find_investigation(s, ident=iid), full=full,
-                           helper=beside if beside is not None and iid == beside.iid else None)
+                           helper=beside if beside is not None and iid == beside.iid else None, release=True)
             collect()
     return apart or None
 
@@ -105,7 +105,8 @@ def _evaluate_apart(url: str, configs: dict[str, list[str]], *, full: bool) -> N
             helper = parallel.start(url, iid, names, full=full)
             try:
                 with store.session(url) as s:
-                    views.evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper)
+                    views.evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper,
+                                   release=True)
             finally:
                 if helper is not None:
                     helper.close()
