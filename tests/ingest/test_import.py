@@ -362,3 +362,26 @@ def test_a_failed_large_import_leaves_the_indexes_as_they_were(cli, seeded, tmp_
     assert seen == []  # it failed before building them again: the rollback restores them
     assert _indexes(tmp_path / "kb.sqlite") == before
     assert _export(cli) == rows
+
+
+def test_a_writer_after_its_last_batch_holds_no_identities_and_still_knows_them(cli, seeded):
+    """A writer lets go of the identities it wrote once it is done (an import held 100,000
+    of them through its evaluation); written to again, it reads them back: a record of a
+    stored run is not new, and an older one is skipped."""
+    from datetime import timedelta
+    from pathlib import Path
+
+    from triage.ingest.records import quick_line
+    from triage.kb import store
+    from triage.kb.runs import RunWriter
+
+    lines = EXAMPLE_RUNS.read_text(encoding="utf-8").splitlines()[:3]
+    records = [quick_line(line) for line in lines]  # as an import's batch is
+    with store.session(f"sqlite:///{Path('kb.sqlite').resolve()}") as s:
+        writer = RunWriter(s)
+        old = [(*r[:14], writer._stamp - timedelta(days=1)) for r in records]
+        assert writer.write(old) == (0, 3)  # stored by the import, and newer: skipped
+        writer.done()
+        assert writer._known == {} and writer._loaded == set()
+        assert writer.write(old) == (0, 3)  # read back: still older than what is stored
+        assert writer._loaded
