@@ -100,7 +100,7 @@ def model(s: Any, inv: Any, *, runs: Optional[int] = DEFAULT_RUNS, full: bool = 
             version = kept["others"] if kept is not None else snapshot.others(s)
             snapshot.write_similar(s, inv.id, version, view["similar"])
     # what autopilot started changes without the runs: read it every time
-    view["dispatched"] = dispatch_lines(store.dispatches(s, inv.id))
+    view["dispatched"] = dispatch_lines(store.dispatch_rows(s, inv.id))
     return view
 
 

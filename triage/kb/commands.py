@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session
 
-from triage.kb import models as m
+from triage.kb.tables import models as m
 from triage.kb.db import now
 
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Optional
 from sqlalchemy import Integer, case, cast, delete, func, insert, literal, select, update
 from sqlmodel import Session
 
-from triage.kb import models as m
+from triage.kb import tables
 
 
 def millis(s: Session, column: Any) -> Any:
@@ -38,7 +38,7 @@ def times_sum(s: Session, column: Any) -> Any:
 
 
 def _grouped(s: Session, iid: str, configs: Optional[list[str]] = None) -> Any:
-    t = m.Run.__table__
+    t = tables.Run
     q = (select(t.c.config, func.min(t.c.pk), func.count(), func.max(t.c.pk), func.max(t.c.updated_at),
                 times_sum(s, t.c.updated_at))
          .where(t.c.investigation_id == iid).group_by(t.c.config))
@@ -48,7 +48,7 @@ def _grouped(s: Session, iid: str, configs: Optional[list[str]] = None) -> Any:
 def stored(s: Session, iid: str) -> list[tuple]:
     """``(config, first key, count, largest key, newest write, sum of write times)``
     for each config with runs, by its first run, as kept."""
-    c = m.ConfigRuns.__table__
+    c = tables.ConfigRuns
     rows = s.execute(select(c.c.config, c.c.first_pk, c.c.count, c.c.max_pk, c.c.max_updated, c.c.times)
                      .where(c.c.investigation_id == iid)).all()
     return sorted(((config, first, n, top, newest, int(times or 0)) for config, first, n, top, newest, times in rows),
@@ -58,7 +58,7 @@ def stored(s: Session, iid: str) -> list[tuple]:
 def refresh(s: Session, iid: str, configs: Optional[Iterable[str]] = None) -> None:
     """Work the numbers of ``configs`` (None: every config) of ``iid`` out again
     from its runs, after a write of them; the caller holds the investigation."""
-    c = m.ConfigRuns.__table__
+    c = tables.ConfigRuns
     some = sorted(set(configs)) if configs is not None else None
     gone = delete(c).where(c.c.investigation_id == iid)
     s.execute(gone.where(c.c.config.in_(some)) if some is not None else gone)
@@ -74,7 +74,7 @@ def added(s: Session, iid: str, config: str, pk: int) -> None:
     instead of a pass over every run of the config.  The sum takes the run's
     time as :func:`refresh` does (integers: the same sum).  A config without
     numbers yet is worked out whole."""
-    c, r = m.ConfigRuns.__table__, m.Run.__table__
+    c, r = tables.ConfigRuns, tables.Run
     written = select(r.c.updated_at).where(r.c.pk == pk).scalar_subquery()
     q = (update(c).where(c.c.investigation_id == iid, c.c.config == config)
          .values(count=c.c.count + 1,
@@ -99,7 +99,7 @@ def recorded_configs(url: str, iids: list[str]) -> dict[str, list[str]]:
         return {}
     try:
         with Session(read_engine(url)) as s:
-            c = m.ConfigRuns.__table__
+            c = tables.ConfigRuns
             rows = s.execute(select(c.c.investigation_id, c.c.config).where(c.c.investigation_id.in_(iids))).all()
     except (SQLAlchemyError, TriageError):
         return {}

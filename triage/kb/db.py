@@ -20,7 +20,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlmodel import Session, create_engine
 
 from triage.errors import InputError, RuntimeFailure
-from triage.kb import models as m
+from triage.kb import tables
 
 DEFAULT_DB = "kb.sqlite"
 
@@ -311,7 +311,7 @@ def lock_investigation(s: Session, iid: str) -> None:
     (``SELECT ... FOR UPDATE``); on SQLite the transaction holds the write
     lock already (``BEGIN IMMEDIATE``).  Writers of one investigation take
     it in turn."""
-    t = m.Investigation.__table__
+    t = tables.Investigation
     s.execute(select(t.c.id).where(t.c.id == iid).with_for_update())
 
 

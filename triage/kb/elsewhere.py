@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from sqlalchemy import select
 from sqlmodel import Session
 
-from triage.kb import models as m
+from triage.kb import tables
 
 
 def known_hypotheses(s: Session, exclude: str) -> list[Any]:
@@ -23,7 +23,7 @@ def known_hypotheses(s: Session, exclude: str) -> list[Any]:
     match, so nothing here grows with other investigations' evidence."""
     from triage.rules.next.similar import KnownHypothesis
 
-    h, i = m.Hypothesis.__table__, m.Investigation.__table__
+    h, i = tables.Hypothesis, tables.Investigation
     q = (select(i.c.id, i.c.repo, i.c.pr, h.c.id, h.c.title, h.c.spec, h.c.status)
          .join(i, i.c.id == h.c.investigation_id).where(h.c.investigation_id != exclude)
          .order_by(i.c.repo, i.c.pr, h.c.position))
@@ -46,7 +46,7 @@ def decisions_of(s: Session, known: Sequence[Any]) -> list[Any]:
     deciding = {"ruled_out": ("rules_out",), "confirmed": ("confirms",), "conflicting": ("rules_out", "confirms")}
     pairs = list({(k.investigation, k.id) for k in known})
     invs = sorted({k.investigation for k in known})
-    e, r = m.Evidence.__table__, m.Recipe.__table__
+    e, r = tables.Evidence, tables.Recipe
     recipes = {(iid, rid): spec for iid, rid, spec in
                s.execute(select(r.c.investigation_id, r.c.id, r.c.spec).where(r.c.investigation_id.in_(invs)))}
     q = (select(e.c.investigation_id, e.c.hypothesis_id, e.c.rule_id, e.c.verdict, e.c.reason, e.c.runs, e.c.flags)

@@ -9,7 +9,8 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from triage.errors import InputError
-from triage.kb import models as m
+from triage.kb import tables
+from triage.kb.tables import models as m
 from triage.kb.db import now
 
 
@@ -26,7 +27,7 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
     from sqlalchemy import insert, update
 
     stamp = now()
-    t = m.Evidence.__table__
+    t = tables.Evidence
     # Core statements throughout: an evaluation of a large investigation
     # derives tens of thousands of items, and most are unchanged.
     active = {key: (pk, flags) for pk, key, flags in s.execute(
@@ -53,7 +54,7 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
     for i in range(0, len(gone), 500):
         s.execute(update(t).where(t.c.pk.in_(gone[i:i + 500])).values(retired_at=stamp))
     changed: dict[str, tuple[Optional[str], str]] = {}
-    h, sc = m.Hypothesis.__table__, m.StatusChange.__table__
+    h, sc = tables.Hypothesis, tables.StatusChange
     stored = dict(s.execute(select(h.c.id, h.c.status).where(h.c.investigation_id == iid)).all())
     last = dict(s.execute(select(sc.c.hypothesis_id, sc.c.status).where(sc.c.investigation_id == iid)
                           .order_by(sc.c.pk)).all())  # each hypothesis's last change
@@ -82,7 +83,7 @@ def _put_meta(s: Session, key: str, value: str) -> None:
     CONFLICT DO UPDATE``): two evaluations in two processes never both insert it."""
     from sqlalchemy import insert, update
 
-    meta = m.Meta.__table__
+    meta = tables.Meta
     dialect = s.get_bind().dialect.name
     if dialect in ("postgresql", "sqlite"):
         if dialect == "postgresql":

@@ -11,7 +11,8 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from triage.errors import InputError, NoInvestigation
-from triage.kb import models as m
+from triage.kb import tables
+from triage.kb.tables import models as m
 from triage.kb.db import now
 from triage.numbers import in_range
 
@@ -22,7 +23,7 @@ def find_investigation(s: Session, pr: Optional[int] = None, repo: Optional[str]
     each column an attribute as on :class:`~triage.kb.models.Investigation` (read
     as columns: a command that evaluates needs no mapped object, so the tables'
     mappings are never set up)."""
-    t = m.Investigation.__table__
+    t = tables.Investigation
     if ident is not None:
         row = s.execute(select(t).where(t.c.id == ident)).first()
         if row is None:
@@ -61,7 +62,7 @@ def load_bundle(s: Session, inv: m.Investigation, *, runs: bool = True) -> Any:
 
     iid = inv.id
     sigs = {}
-    for row in s.execute(select(m.Signature.__table__)):
+    for row in s.execute(select(tables.Signature)):
         sp = row.spec
         sigs[row.id] = SignatureInfo(row.id, row.kind, sp.get("meaning", ""), sp.get("remedy", ""),
                                      schema.outcome(sp["outcome"]) if sp.get("outcome") else None)
@@ -82,12 +83,11 @@ def _stored_definitions(s: Session, inv: m.Investigation) -> tuple:
 
     iid = inv.id
 
-    def texts(model: Any) -> list[tuple[str, str]]:
-        t = model.__table__
+    def texts(t: Any) -> list[tuple[str, str]]:
         q = select(t.c.id, cast(t.c.spec, Text)).where(t.c.investigation_id == iid).order_by(t.c.position)
         return [tuple(row) for row in s.execute(q)]
 
-    bm, me = m.BisectMark.__table__, m.ManualEvidence.__table__
+    bm, me = tables.BisectMark, tables.ManualEvidence
     marks = [tuple(row) for row in s.execute(select(bm.c.bisect_id, bm.c.point, bm.c.verdict, bm.c.reason,
                                                      bm.c.author).where(bm.c.investigation_id == iid)
                                               .order_by(bm.c.pk))]
@@ -95,7 +95,8 @@ def _stored_definitions(s: Session, inv: m.Investigation) -> tuple:
                                                       cast(me.c.runs, Text)).where(me.c.investigation_id == iid)
                                                .order_by(me.c.pk))]
     spec = json.dumps({k: v for k, v in inv.spec.items() if k not in ("extractors", "exclusive")})
-    return (spec, texts(m.Hypothesis), texts(m.Recipe), texts(m.Rule), texts(m.Bisect), marks, manual)
+    return (spec, texts(tables.Hypothesis), texts(tables.Recipe), texts(tables.Rule), texts(tables.Bisect),
+            marks, manual)
 
 
 def _validated(spec: str, hypotheses: list, recipes: list, rules: list, bisects: list, marks: list,
@@ -131,14 +132,14 @@ def known_names(s: Session, inv: m.Investigation) -> tuple[set[str], set[str]]:
     from triage.rules.language.names import known_names as walk
 
     parts = [select(t.c.spec).where(t.c.investigation_id == inv.id)
-             for t in (m.Recipe.__table__, m.Rule.__table__, m.Bisect.__table__)]
+             for t in (tables.Recipe, tables.Rule, tables.Bisect)]
     defs = list(s.execute(parts[0].union_all(*parts[1:])).scalars())  # one statement, no objects
     spec = {k: v for k, v in inv.spec.items() if k != "extractors"}
     return walk(spec, defs, extractors_for(s, inv))
 
 
 def has_config(s: Session, iid: str, config: str) -> bool:
-    t = m.Run.__table__
+    t = tables.Run
     q = select(t.c.pk).where(t.c.investigation_id == iid, t.c.config == config).limit(1)
     return s.execute(q).first() is not None
 
@@ -174,7 +175,7 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     may be a hundred thousand rows."""
     from sqlalchemy import Text, cast
 
-    t = m.Run.__table__
+    t = tables.Run
     # The JSON columns as their text, decoded here in C: no per-value processor.
     cols = [cast(t.c[c], Text) if c in ("metrics", "provenance") else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
     # In the order recorded, sorted here: SQLite walks a config's index in the order of
@@ -285,7 +286,7 @@ def extractors_for(s: Session, inv: m.Investigation) -> list[dict]:
     import json
 
     out = list(inv.spec.get("extractors", []))
-    t = m.Meta.__table__
+    t = tables.Meta
     for value in s.execute(select(t.c.value).where(t.c.key.startswith("extractors:")).order_by(t.c.key)).scalars():
         out += json.loads(value)
     return out

@@ -10,7 +10,7 @@ from msgspec.msgpack import encode as pack
 from sqlalchemy import delete, insert, select
 from sqlmodel import Session
 
-from triage.kb import models as m
+from triage.kb import tables
 from triage.kb.db import json_text
 from triage.kb.investigations import _json_decode
 from triage.rules.engine.memo import Memo
@@ -23,7 +23,7 @@ BATCH = 4_000_000
 
 def load(s: Session, iid: str, code: str) -> Memo:
     """The stored pieces of ``iid``'s last evaluation, as a memo for the next."""
-    t = m.EvaluationPiece.__table__
+    t = tables.EvaluationPiece
     decode = _json_decode()
     stored, key = {}, ""
     for name, reads, data in s.execute(select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid)):
@@ -39,7 +39,7 @@ def load(s: Session, iid: str, code: str) -> Memo:
 def save(s: Session, iid: str, memo: Memo) -> None:
     """Keep this evaluation's pieces: those worked out anew replace their old
     selves, those no longer part of it go."""
-    t = m.EvaluationPiece.__table__
+    t = tables.EvaluationPiece
     dump = json_text
     if not memo.stored:  # everything was worked out (a first evaluation, or a new key)
         s.execute(delete(t).where(t.c.investigation_id == iid))

@@ -40,7 +40,7 @@ import zlib
 from contextlib import contextmanager
 from typing import Iterator
 
-from triage.kb import models as m
+from triage.kb.tables import models as m
 from triage.kb import store
 
 #: How long a lease holds before another poster may take it over.  Longer than

@@ -9,7 +9,8 @@ from typing import Any, Optional
 from sqlalchemy import select
 from sqlmodel import Session
 
-from triage.kb import models as m
+from triage.kb import tables
+from triage.kb.tables import models as m
 from triage.kb.db import _utc, now
 from triage.kb.evaluations import status_history
 from triage.kb.runs import runs_of
@@ -85,6 +86,13 @@ def dispatches(s: Session, iid: str) -> list[m.Dispatch]:
     return list(s.execute(q).scalars())
 
 
+def dispatch_rows(s: Session, iid: str) -> list[Any]:
+    """:func:`dispatches` as rows of columns, to read (each column an attribute): every
+    report reads them, and this defines no table class and maps nothing."""
+    t = tables.Dispatch
+    return list(s.execute(select(t).where(t.c.investigation_id == iid).order_by(t.c.pk)))
+
+
 def record_dispatch(s: Session, row: m.Dispatch) -> m.Dispatch:
     s.add(row)
     s.flush()
@@ -95,7 +103,7 @@ def close_dispatches(s: Session, iid: str, configs_of: Any) -> list[m.Dispatch]:
     """Mark done the dispatches whose run is recorded: its run id, or (when
     GitHub did not say it) a run of one of ``configs_of(dispatch)`` recorded
     after it was sent.  Returns the ones still in flight."""
-    t = m.Run.__table__
+    t = tables.Run
     rows = list(s.execute(select(t.c.run_id, t.c.config, t.c.created_at).where(t.c.investigation_id == iid)))
     open_ = []
     for d in dispatches(s, iid):

@@ -11,7 +11,8 @@ from sqlmodel import Session
 
 from triage.errors import InputError
 from triage.kb import configruns
-from triage.kb import models as m
+from triage.kb import tables
+from triage.kb.tables import models as m
 from triage.kb.db import _msgspec_encode, _utc, json_text, lock_investigation, now
 
 
@@ -61,7 +62,7 @@ def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -
     new run never both try to create it.
     """
     lock_investigation(s, iid)
-    t = m.Run.__table__
+    t = tables.Run
     q = select(t).where(t.c.investigation_id == iid, t.c.run_id == data.run_id, t.c.config == data.config)
     old = s.execute(q).mappings().first()
     created = old is None
@@ -91,8 +92,8 @@ def upsert_run(s: Session, iid: str, data: RunInput, *, replace: bool = False) -
     values = {c: row[c] for c in RUN_COLUMNS} | {"created_at": stamp, "updated_at": stamp}
     stmt = _upsert_statement(s.connection().dialect, overwrite=True)
     if stmt is None:  # another database: the ORM, under the lock taken above
-        obj = s.execute(select(m.Run).where(t.c.investigation_id == iid, t.c.run_id == data.run_id,
-                                            t.c.config == data.config)).scalars().first()
+        obj = s.execute(select(m.Run).where(m.Run.investigation_id == iid, m.Run.run_id == data.run_id,
+                                            m.Run.config == data.config)).scalars().first()
         if obj is None:
             obj = m.Run(**values)
             s.add(obj)
@@ -127,7 +128,7 @@ def _upsert_statement(dialect: Any, *, overwrite: bool) -> Any:
         return None
     from sqlalchemy import bindparam
 
-    table = m.Run.__table__
+    table = tables.Run
     ins = insert(table).values({c: bindparam(c) for c in STORED_COLUMNS})
     return ins.on_conflict_do_update(
         index_elements=[table.c[c] for c in _IDENTITY],
@@ -187,7 +188,7 @@ class RunWriter:
         self._stamp = stamp
         if not self.bulk:
             return
-        table = m.Run.__table__
+        table = tables.Run
         names = STORED_COLUMNS
         compiled = _upsert_statement(dialect, overwrite=overwrite).compile(dialect=dialect)
         self._sql = str(compiled)
@@ -262,7 +263,7 @@ class RunWriter:
                     older += 1
         known.update({key: r[14] or stamp_dt for key, r in latest.items()})
         if not self.bulk:
-            t = m.Run.__table__
+            t = tables.Run
             for r in latest.values():
                 upsert_run(self.s, r[0], RunInput(*r[1:12], excluded=r[12], excluded_reason=r[13]), replace=True)
                 if r[14] is not None:

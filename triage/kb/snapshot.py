@@ -34,12 +34,12 @@ from typing import Any, Optional
 from sqlalchemy import func, select
 from sqlmodel import Session
 
-from triage.kb import models as m
+from triage.kb import tables
 from triage.stamp import code_stamp
 
 def fingerprint(s: Session, iid: str) -> str:
     """What an evaluation of ``iid`` would be derived from, as one hash."""
-    runs, manual = m.ConfigRuns.__table__, m.ManualEvidence.__table__
+    runs, manual = tables.ConfigRuns, tables.ManualEvidence
     mine = runs.c.investigation_id == iid
     counts = select(
         select(func.sum(runs.c.count)).where(mine).scalar_subquery(),
@@ -49,7 +49,7 @@ def fingerprint(s: Session, iid: str) -> str:
         select(func.count()).select_from(manual).where(manual.c.investigation_id == iid).scalar_subquery(),
         select(func.max(manual.c.pk)).where(manual.c.investigation_id == iid).scalar_subquery(),
     )
-    src = m.RuleSource.__table__
+    src = tables.RuleSource
     files = s.execute(select(src.c.path, src.c.sha256).order_by(src.c.path)).all()
     h = hashlib.sha256()
     h.update(code_stamp().encode())
@@ -67,7 +67,7 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
     """
     from triage.kb.evaluations import EVIDENCE_VERSION
 
-    t, meta = m.Snapshot.__table__, m.Meta.__table__
+    t, meta = tables.Snapshot, tables.Meta
     version = select(meta.c.value).where(meta.c.key == EVIDENCE_VERSION).scalar_subquery()
     row = s.execute(select(t.c.fingerprint, t.c.data, t.c.others, t.c.similar, version)
                     .where(t.c.investigation_id == iid)).first()
@@ -86,7 +86,7 @@ def others(s: Session) -> str:
     """The evidence version: it changes with every evaluation that changed any stored evidence or status."""
     from triage.kb.evaluations import EVIDENCE_VERSION
 
-    t = m.Meta.__table__  # written as columns too (store_evaluation): never an object held from before
+    t = tables.Meta  # written as columns too (store_evaluation): never an object held from before
     value = s.execute(select(t.c.value).where(t.c.key == EVIDENCE_VERSION)).scalar()
     return value if value is not None else ""
 
@@ -95,7 +95,7 @@ def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -
     """Keep "Seen elsewhere" with the stored evaluation, as of evidence version ``version``."""
     from sqlalchemy import update
 
-    t = m.Snapshot.__table__
+    t = tables.Snapshot
     s.execute(update(t).where(t.c.investigation_id == iid)
               .values(others=version, similar=json.dumps(similar, ensure_ascii=False)))
 
@@ -111,7 +111,7 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     # compact and non-ASCII as itself, as json.dumps(..., ensure_ascii=False, separators=(",", ":"))
     # would write it (its floats spelled its own way), in C: 4 times its speed on a view of thousands of items
     text = encode(data).decode()
-    t = m.Snapshot.__table__  # as columns: an add-run stores the view and maps no table
+    t = tables.Snapshot  # as columns: an add-run stores the view and maps no table
     # "Seen elsewhere" is computed again for a new evaluation
     values = dict(fingerprint=fp, at=now(), data=text, others=None, similar=None)
     if s.execute(update(t).where(t.c.investigation_id == iid).values(**values)).rowcount == 0:
@@ -123,5 +123,5 @@ def drop(s: Session, iid: str) -> None:
     in a way its fingerprint may not show (a run replaced by an older record)."""
     from sqlalchemy import delete
 
-    t = m.Snapshot.__table__
+    t = tables.Snapshot
     s.execute(delete(t).where(t.c.investigation_id == iid))

@@ -20,7 +20,7 @@ calls it looks it up there), not here.
 
 from __future__ import annotations
 
-from triage.kb import models as m
+from triage.kb.tables import models as m  # store.m: the table classes, defined when first asked for
 from triage.kb.commands import comment_taken, commands_of, record_commands
 from triage.kb.db import (
     BUSY_RETRIES,
@@ -58,6 +58,7 @@ from triage.kb.investigations import (
 )
 from triage.kb.posts import (
     close_dispatches,
+    dispatch_rows,
     dispatches,
     last_post,
     last_post_time,
@@ -96,8 +97,8 @@ __all__ = [
     "EVIDENCE_VERSION", "STORED_RUNS", "add_manual_evidence", "evidence_history", "status_history",
     "store_evaluation",
     # posts
-    "close_dispatches", "dispatches", "last_post", "last_post_time", "post_since_view", "record_dispatch",
-    "record_post", "since_view",
+    "close_dispatches", "dispatch_rows", "dispatches", "last_post", "last_post_time", "post_since_view",
+    "record_dispatch", "record_post", "since_view",
     # commands
     "comment_taken", "commands_of", "record_commands",
 ]

@@ -9,7 +9,8 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from triage.errors import InputError
-from triage.kb import models as m
+from triage.kb import tables
+from triage.kb.tables import models as m
 from triage.kb.db import now
 from triage.rules.language.cache import path_keys
 
@@ -25,7 +26,7 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
     locked = False
     keys = dict(zip(path_keys([Path(f.path) for f in ruleset.files]), ruleset.files))
     # One query for every file's last load: a file's check costs no statement of its own.
-    t = m.RuleSource.__table__
+    t = tables.RuleSource
     known = {r.path: r for r in s.execute(select(t.c.path, t.c.sha256).where(t.c.path.in_(list(keys))))} if keys else {}
     for key, f in keys.items():
         src = known.get(key)

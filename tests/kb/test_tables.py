@@ -1,0 +1,94 @@
+"""The knowledge base's tables without the table classes (``triage.kb.tables``): a
+command that only reads and writes columns defines no table class, takes its tables
+from a kept copy of the classes' ``MetaData``, and writes and reports what it would
+with the classes, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import EXAMPLE_RUNS
+from tests.support.postgres import url  # noqa: F401  (the knowledge base on SQLite, then on PostgreSQL)
+
+# A command in a process of its own, then whether it defined the table classes.
+_RUN = """
+import sys
+from triage.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    assert not e.code, e.code
+print("defined" if "triage.kb.models" in sys.modules else "not defined")
+"""
+
+
+def _command(tmp_path: Path, cache: str, *args: str) -> tuple[str, str]:
+    """(what the command printed, whether it defined the classes)."""
+    done = subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "TRIAGE_CACHE": cache})
+    assert done.returncode == 0, done.stderr
+    *out, defined = done.stdout.splitlines()
+    return "\n".join(out), defined
+
+
+def _said(constraint) -> tuple:
+    """A constraint as what it says: its kind, name, columns, and the columns a foreign key names."""
+    targets = tuple(sorted(e.target_fullname for e in getattr(constraint, "elements", ())))
+    return (type(constraint).__name__, str(constraint.name), tuple(c.name for c in constraint.columns), targets)
+
+
+def test_the_kept_tables_are_the_classes_tables() -> None:
+    """Made and read back, the copy has every class's table, column for column (names,
+    types, keys, defaults), with its indexes and constraints."""
+    import pickle
+
+    from triage.kb import models, tables
+
+    made = tables._classes_tables()
+    copy = pickle.loads(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
+    assert set(copy) == {n for n, c in vars(models).items() if getattr(c, "__table__", None) is not None
+                         and getattr(c, "__module__", "") == models.__name__} and len(copy) >= 20
+    for name, table in made.items():
+        other = copy[name]
+        assert other is not table and other.name == table.name
+        assert [(c.name, repr(c.type), c.primary_key, c.nullable, repr(c.server_default)) for c in other.columns] \
+            == [(c.name, repr(c.type), c.primary_key, c.nullable, repr(c.server_default)) for c in table.columns]
+        assert sorted((i.name, tuple(c.name for c in i.columns), i.unique) for i in other.indexes) \
+            == sorted((i.name, tuple(c.name for c in i.columns), i.unique) for i in table.indexes)
+        assert sorted(map(_said, other.constraints)) == sorted(map(_said, table.constraints))
+    # once the classes are defined, a table is the class's own
+    assert tables.Run is models.Run.__table__
+
+
+def test_an_add_run_and_a_report_define_no_table_class_and_say_what_they_would(tmp_path, rules_dir, url) -> None:
+    """With the copy kept, an add-run and a report define no class;
+    the report they lead to is that of commands that define the classes (no cache: the
+    tables are the classes')."""
+    from contextlib import nullcontext
+
+    from tests.support.postgres import database
+
+    cache = str(tmp_path / "cache")
+    reports = []
+    second = nullcontext(f"sqlite:///{tmp_path / 'second.sqlite'}") if url.startswith("sqlite") else database()
+    with second as other:
+        for db, kept in ((url, cache), (other, "off")):
+            base = ("--db", db, "--rules", str(rules_dir))
+            assert _command(tmp_path, kept, *base, "import", str(EXAMPLE_RUNS))[0]  # defines them: rule files
+            # the first command that asks for a table with no class defined keeps the copy
+            assert "recorded run 777" in _command(tmp_path, kept, *base, "add-run", "--pr", "30433", "--run-id",
+                                                  "777", "--config", "kimik26-fp8-1k1k-1p1d",
+                                                  "--metric", "gsm8k=0.9/1319", "--status", "passed")[0]
+            out, defined = _command(tmp_path, kept, *base, "add-run", "--pr", "30433", "--run-id", "778",
+                                    "--config", "kimik26-fp8-1k1k-1p1d", "--metric", "gsm8k=0.87/1319",
+                                    "--status", "failed")
+            assert "recorded run 778" in out
+            assert defined == ("not defined" if kept != "off" else "defined")
+            report, defined = _command(tmp_path, kept, *base, "report", "--pr", "30433", "--format", "json",
+                                       "--full")
+            assert defined == ("not defined" if kept != "off" else "defined")
+            reports.append(report)
+    assert reports[0] == reports[1] and '"investigation"' in reports[0]
