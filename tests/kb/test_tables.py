@@ -92,3 +92,30 @@ def test_an_add_run_and_a_report_define_no_table_class_and_say_what_they_would(t
             assert defined == ("not defined" if kept != "off" else "defined")
             reports.append(report)
     assert reports[0] == reports[1] and '"investigation"' in reports[0]
+
+
+def test_a_source_made_before_the_classes_keeps_one_table_after_them(seeded, monkeypatch) -> None:
+    """A run source keeps an expression across its statements (the sum of write times):
+    made while the tables are the copy, it still reads right once a command has defined
+    the classes (posting does, after its report), its statements never joining the
+    table with its copy."""
+    import pickle
+
+    from triage.kb import store, tables
+    from triage.kb.runsource import DbSource
+
+    url = f"sqlite:///{Path('kb.sqlite').resolve()}"
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        config = store.run_records(s, iid)[0].config
+        before = DbSource(s, iid)
+        expected = (before.fingerprint(("i", "28907609511")), before.appended(config, before._fps[config]))
+        copy = pickle.loads(pickle.dumps(tables._classes_tables()))
+        defined = sys.modules["triage.kb.models"]
+        monkeypatch.setattr(tables, "_copy", copy)
+        monkeypatch.delitem(sys.modules, "triage.kb.models")
+        source = DbSource(s, iid)  # the copy's table
+        assert source._t is copy["Run"]
+        monkeypatch.setitem(sys.modules, "triage.kb.models", defined)  # the classes defined since
+        assert tables.Run is not copy["Run"]
+        assert (source.fingerprint(("i", "28907609511")), source.appended(config, source._fps[config])) == expected

@@ -33,7 +33,10 @@ _COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in ("metrics", "provenance") else
 class DbSource:
     def __init__(self, s: Session, iid: str) -> None:
         self._s, self._iid = s, iid
-        self._times = configruns.times_sum(s, tables.Run.c.updated_at)
+        # the run table once, for every statement of this source: one expression kept (``_times``)
+        # and the table of a later statement are then always the same table (triage.kb.tables)
+        self._t = tables.Run
+        self._times = configruns.times_sum(s, self._t.c.updated_at)
         rows = configruns.stored(s, iid)  # by each config's first run
         self._configs = [config for config, *_ in rows]
         self._fps = {config: f"{n}:{top}:{newest}:{times!r}" for config, _, n, top, newest, times in rows}
@@ -150,7 +153,7 @@ class DbSource:
 
     def newest(self, limit: int) -> list[RunRec]:
         """The newest ``limit`` runs by time (none first, then as recorded), oldest first."""
-        t = tables.Run
+        t = self._t
         mine = t.c.investigation_id == self._iid
         # newest first through the (investigation, time) index, then runs without a time
         q = select(t.c.pk).where(mine, t.c.time.isnot(None)).order_by(t.c.time.desc(), t.c.pk.desc()).limit(limit)
@@ -187,7 +190,7 @@ class DbSource:
             head, _, times = fingerprint.rpartition(":")
             count_text, top_text, _ = head.split(":", 2)
             count, top, was = int(count_text), int(top_text), int(times)
-        t = tables.Run
+        t = self._t
         q = (select(func.count(), self._times)
              .where(t.c.investigation_id == self._iid, t.c.config == config, t.c.pk > top))
         added, added_times = self._s.execute(q).one()
@@ -211,7 +214,7 @@ class DbSource:
             return digest(sorted(self._fps.items()))
         fp = self._id_fps.get(token[0] + name)
         if fp is None:
-            t = tables.Run
+            t = self._t
             q = (select(func.count(), func.max(t.c.pk), func.max(t.c.updated_at), self._times)
                  .where(t.c.investigation_id == self._iid))
             if kind == "p":  # a config's runs that recorded these provenance keys
@@ -240,7 +243,7 @@ class DbSource:
                 return True
             top = self._since(config, was)
             if top is not None:  # only new runs since: unchanged unless one of them recorded the keys
-                t = tables.Run
+                t = self._t
                 q = select(func.count()).where(t.c.investigation_id == self._iid, t.c.config == config,
                                                t.c.pk > top, *(t.c.provenance[k].as_string().isnot(None) for k in keys))
                 if self._s.execute(q).scalar() == 0:
