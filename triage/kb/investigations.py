@@ -177,7 +177,7 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
 
     t = tables.Run
     # The JSON columns as their text, decoded here in C: no per-value processor.
-    cols = [cast(t.c[c], Text) if c in ("metrics", "provenance") else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
+    cols = [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
     # In the order recorded, sorted here: SQLite walks a config's index in the order of
     # each run's last write, nearly the order recorded, and would sort them all first.
     q = select(*cols).where(t.c.investigation_id == iid)
@@ -197,6 +197,8 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     return out
 
 
+#: The run table's columns read as their JSON text, decoded by the reader.
+JSON_COLUMNS = ("metrics", "provenance")
 #: The run table's columns a run is read from (then its key, ``pk``).
 READ_COLUMNS = ("run_id", "config", "status", "metrics", "provenance", "url", "time", "note", "excluded",
                 "excluded_reason", "signature_id")

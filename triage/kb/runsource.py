@@ -19,7 +19,7 @@ from sqlmodel import Session
 
 from triage.kb import configruns
 from triage.kb import tables
-from triage.kb.investigations import READ_COLUMNS, run_records, runs_of_rows
+from triage.kb.investigations import JSON_COLUMNS, READ_COLUMNS, run_records, runs_of_rows
 from triage.rules.engine.records import RunRec
 from triage.rules.engine.source import Token, config_and_keys, digest
 
@@ -27,7 +27,7 @@ from triage.rules.engine.source import Token, config_and_keys, digest
 #: A parameter in a statement written by hand, by the driver's style (others: SQLAlchemy writes it).
 _MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 #: The run table's columns a run is read from, the JSON ones as their text (as run_records reads them).
-_COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in ("metrics", "provenance") else c for c in READ_COLUMNS) + ", pk"
+_COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in JSON_COLUMNS else c for c in READ_COLUMNS) + ", pk"
 
 
 class DbSource:
