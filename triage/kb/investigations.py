@@ -207,8 +207,8 @@ READ_COLUMNS = ("run_id", "config", "status", "metrics", "provenance", "url", "t
 def runs_of_rows(batches: Any) -> list[Any]:
     """The engine's runs from stored rows, given in batches: :data:`READ_COLUMNS`,
     then ``pk``, the JSON columns as their text and times as the database gives them
-    back.  The one way a run is read: from the knowledge base (:func:`run_records`)
-    or from rows about to be written (:mod:`triage.kb.parallel`)."""
+    back.  The one way a run is read from the knowledge base (:func:`run_records`, and
+    the hand-written statement of :meth:`triage.kb.runsource.DbSource.by_keys`)."""
     from triage.rules.engine.evaluate import RunRec
 
     decode = _json_decode()

@@ -70,11 +70,10 @@ def digest(parts: Sequence[object]) -> str:
 class ListSource:
     """Runs given as a list, in the order recorded; fingerprints hash their content."""
 
-    def __init__(self, runs: Sequence[RunRec], *, places: bool = True) -> None:
-        """``places``: a run's place in the order recorded is its place in ``runs``
-        (else its ``seq``, as :meth:`order` falls back to)."""
+    def __init__(self, runs: Sequence[RunRec]) -> None:
+        """A run's place in the order recorded is its place in ``runs``."""
         self._runs = list(runs)
-        self._pos = {id(r): i for i, r in enumerate(self._runs)} if places else {}
+        self._pos = {id(r): i for i, r in enumerate(self._runs)}
         self._by_config: dict[str, list[RunRec]] = {}
         self._by_id: dict[str, list[RunRec]] = {}
         for r in self._runs:
