@@ -101,6 +101,33 @@ def test_pieces_worked_ahead_in_two_parts_equal_a_whole_evaluation(rnd, edits: l
     assert sorted(memo.worked) == sorted(whole.worked)
 
 
+def test_pieces_worked_ahead_here_are_taken_in_without_decoding_them_again(monkeypatch) -> None:
+    """This process's own units, worked out ahead of its evaluation (before it takes in
+    the helper's), keep the values they were decoded to: the evaluation decodes only
+    the pieces it did not work out itself, and equals a whole one."""
+    from triage.rules.engine import memo as memo_module
+    from triage.rules.engine.facts import FACTS
+    from triage.rules.next.discriminate import RIVALS
+
+    decoded: list[object] = []
+    for codec in (memo_module.EVIDENCE, memo_module.CONFOUNDS, memo_module.BISECT, FACTS, RIVALS):
+        monkeypatch.setattr(codec, "decode", lambda data, decode=codec.decode: decoded.append(data) or decode(data))
+    units = _units(INV)
+    mine = [n for n, reads in units[len(units) // 2:] if not reads]
+    memo = Memo()
+    work_ahead(INV, memo, mine)
+    own = {name: memo.pieces[name][1] for name in memo.worked}
+    assert len(own) >= len(mine) > 10
+    memo.adopt_own()
+    decoded.clear()
+    got = evaluate(INV, memo)
+    assert not any(d is data for d in decoded for data in own.values())  # none of its own decoded again
+    assert sorted(memo.worked) == sorted(memo.pieces)  # each counted as worked out (new to the knowledge base)
+    whole = Memo()
+    assert outcome_of(got) == outcome_of(evaluate(INV, whole))
+    assert memo.pieces == whole.pieces
+
+
 def test_pieces_of_another_key_are_not_taken_and_taken_pieces_serve_once() -> None:
     key, pieces = _ahead(INV, [n for n, _ in _units(INV)])
     memo = Memo()

@@ -187,9 +187,8 @@ class Helper(Process):
         finally:
             memo.claim = None
         key = memo.key
-        own = {name: memo.pieces[name] for name in memo.worked}
         got = self.collect()
-        memo.adopt(key, own)
+        memo.adopt_own()
         if got is not None:
             theirs, pieces = pieces_of(got)
             if theirs == key:

@@ -50,6 +50,9 @@ class Memo:
         # ``claim(name)``, when set, is told of each piece about to be worked out.
         self.ahead: dict[str, tuple[Reads, Any]] = {}
         self._ahead_key: Optional[str] = None
+        # of those worked out in this process, the value each was decoded to then: its data
+        # need not be decoded again (name -> (data, value))
+        self._ahead_values: dict[str, tuple[Any, Any]] = {}
         self.claim: Optional[Callable[[str], None]] = None
 
     def start(self, key: str) -> None:
@@ -58,7 +61,7 @@ class Memo:
             self.stored = {}
         self.key = key
         if key != self._ahead_key:
-            self.ahead = {}
+            self.ahead, self._ahead_values = {}, {}
         self._ahead_key = None  # the pieces taken in are for this evaluation only
         self.pieces = {}
         self.worked = []
@@ -71,9 +74,17 @@ class Memo:
         it read holds, like a stored piece, and counts as worked out in it: it is
         new to the knowledge base."""
         if key != self._ahead_key:
-            self.ahead = {}
+            self.ahead, self._ahead_values = {}, {}
             self._ahead_key = key
         self.ahead.update(pieces)
+
+    def adopt_own(self) -> None:
+        """Take in, as :meth:`adopt` does, the pieces worked out so far in this evaluation
+        (:func:`triage.rules.engine.evaluate.work_ahead` in this process) with the values
+        they were decoded to: the evaluation that takes them in decodes none of them again."""
+        self.adopt(self.key, {name: self.pieces[name] for name in self.worked})
+        self._ahead_values.update({name: (self.pieces[name][1], self._values[name]) for name in self.worked
+                                   if name in self._values})
 
     def piece(self, ctx: "Context", name: str, compute: Callable[[], T], codec: "Codec[T]",
               update: Optional[Callable[[T, list], Optional[T]]] = None) -> T:
@@ -113,7 +124,8 @@ class Memo:
                 data = codec.encode(out)
             self.worked.append(name)
         self.pieces[name] = (reads, data)
-        value = self._values[name] = codec.decode(data)
+        own = self._ahead_values.pop(name, None) if ahead else None
+        value = self._values[name] = own[1] if own is not None and own[0] is data else codec.decode(data)
         return value
 
 
