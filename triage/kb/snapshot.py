@@ -104,7 +104,7 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``."""
     from triage.kb.db import now
 
-    from sqlalchemy import insert, update
+    from sqlalchemy import insert
 
     from msgspec.json import encode
 
@@ -112,10 +112,11 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     # would write it (its floats spelled its own way), in C: 4 times its speed on a view of thousands of items
     text = encode(data).decode()
     t = tables.Snapshot  # as columns: an add-run stores the view and maps no table
-    # "Seen elsewhere" is computed again for a new evaluation
-    values = dict(fingerprint=fp, at=now(), data=text, others=None, similar=None)
-    if s.execute(update(t).where(t.c.investigation_id == iid).values(**values)).rowcount == 0:
-        s.execute(insert(t).values(investigation_id=iid, **values))
+    # "Seen elsewhere" is computed again for a new evaluation.  Deleted, then inserted: an
+    # update that finds no row (an evaluation that changed something dropped it) would
+    # still hand the driver the whole text, megabytes for a wide investigation.
+    drop(s, iid)
+    s.execute(insert(t).values(investigation_id=iid, fingerprint=fp, at=now(), data=text, others=None, similar=None))
 
 
 def drop(s: Session, iid: str) -> None:
