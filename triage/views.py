@@ -38,7 +38,13 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     memo = pieces.load(s, inv.id, snapshot.code_stamp())
     if full:
         memo.stored = {}
-    if not memo.stored and helper is None:  # a whole evaluation (or the first): every config's runs
+    if not memo.stored and helper is None and release and keep:
+        # a whole evaluation whose runs the caller lets go: worked out a config at a time,
+        # each config's runs let go when its units are done
+        from triage.rules.engine.evaluate import work_through
+
+        work_through(bundle, memo, bundle.source.read_ahead, bundle.source.forget)
+    elif not memo.stored and helper is None:  # a whole evaluation (or the first): every config's runs
         # read in one query rather than one each (with a helper, half of them are its to read)
         bundle.source.read_ahead(bundle.source.configs())
     if helper is not None:

@@ -183,21 +183,29 @@ def test_the_runs_of_one_workflow_run_share_its_id_url_and_time(cli, rules_dir, 
 
 
 def test_runs_let_go_are_read_again_and_the_evaluation_stored_is_the_same(seeded, cli, monkeypatch) -> None:
-    """An import lets go of the runs its evaluation read before storing it (``release``):
-    what is stored, and what a later question of the source reads, are as without it."""
+    """An import lets go of the runs its evaluation read (``release``): a whole evaluation
+    is worked out a config at a time, each config's runs let go once read, and the rest
+    before the evaluation is stored. What is stored, and what a later question of the
+    source reads, are as without it."""
     from pathlib import Path
 
     from triage import views
     from triage.kb import store
     from triage.kb.runsource import DbSource
 
+    forgotten: list[str] = []
+    forget = DbSource.forget
+    monkeypatch.setattr(DbSource, "forget", lambda self, config: (forgotten.append(config), forget(self, config))[1])
     url = f"sqlite:///{Path('kb.sqlite').resolve()}"
     reports = {}
     for release in (False, True):
+        forgotten.clear()
         with store.session(url) as s:
             bundle, ev, _ = views.evaluate(s, store.find_investigation(s, 30433, None), full=True, release=release)
             source = bundle.source
             assert (source._by_config == {}) == release
+            bases = {r.base for r in bundle.recipes if r.base}
+            assert sorted(forgotten) == (sorted(set(source.configs()) - bases) if release else [])
             again = {c: [(r, r.seq) for r in source.config(c)] for c in source.configs()}
             fresh = DbSource(s, bundle.spec.id)
             assert again == {c: [(r, r.seq) for r in fresh.config(c)] for c in fresh.configs()}

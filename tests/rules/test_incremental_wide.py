@@ -8,38 +8,15 @@ evaluation that reuses the stored pieces must equal, to the byte, a whole one.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import replace
-from functools import lru_cache
-from pathlib import Path
 
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench import wide
 from tests.support.bundled import edited_alike
-from triage.rules.engine.evaluate import Investigation, SignatureInfo, evaluate
-from triage.rules.language.loader import load_rules
-from triage.usecases.ruletests import _runrecs
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@lru_cache(maxsize=8)
-def _wide(seed: int, runs: int) -> tuple[Investigation, tuple]:
-    """The investigation of ``seed`` at a twentieth of the full shape, with ``runs`` runs."""
-    shape = wide.Shape.of(seed, 0.05)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "wide.yaml"
-        path.write_text(yaml.safe_dump(wide.spec(shape), sort_keys=False), encoding="utf-8")
-        ruleset = load_rules([path, ROOT / "rules" / "signatures.yaml"])
-    spec = ruleset.investigations[0].spec
-    sigs = {s.id: SignatureInfo(s.id, s.cls, s.meaning, s.remedy) for f in ruleset.files for s in f.spec.signatures}
-    records = _runrecs(list(wide.records(shape, runs)), "runs", spec.investigation.id)
-    inv = Investigation(spec.investigation, spec.hypotheses, spec.recipes, spec.rules, spec.evidence,
-                        spec.bisects, records, sigs, spec.exclusive)
-    return inv, tuple(records)
+from tests.support.wideinv import wide_investigation
+from triage.rules.engine.evaluate import evaluate
 
 
 edit = st.one_of(
@@ -76,20 +53,20 @@ def _apply(runs: list, e: tuple, step: int) -> list:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 6), st.sampled_from([150, 400]), st.lists(edit, min_size=1, max_size=5))
 def test_reusing_pieces_equals_a_whole_evaluation_on_wide_shapes(seed: int, size: int, edits: list) -> None:
-    inv, records = _wide(seed, size)
+    inv, records = wide_investigation(seed, size)
     edited_alike(inv, list(records), edits, _apply)
 
 
 def test_a_wide_shape_is_wide_and_varied_by_its_seed() -> None:
     """What the generator promises at a small size: matrix runs sharing a workflow run id,
     crashed runs, three metrics, every bisect's kind; and two seeds give two shapes."""
-    inv, runs = _wide(1, 400)
+    inv, runs = wide_investigation(1, 400)
     assert len({r.config for r in runs if r.run_id == runs[0].run_id}) >= 1
     assert any(len({r.config for r in runs if r.run_id == x.run_id}) > 1 for x in runs)
     assert any(r.status == "crashed" for r in runs) and {"acc", "throughput", "latency"} <= {
         m for r in runs for m in r.metrics}
     assert [b.axis for b in inv.bisects] == ["sha", "image", ["python", "image"]]
-    other, _ = _wide(2, 400)
+    other, _ = wide_investigation(2, 400)
     assert (len(inv.recipes), len(inv.rules), len(inv.hypotheses)) != (
         len(other.recipes), len(other.rules), len(other.hypotheses))
     ev = evaluate(inv)
@@ -105,7 +82,7 @@ def test_rivals_from_the_table_are_those_each_recipe_tells_apart(seed: int) -> N
 
     from triage.rules.next.discriminate import RIVALS, _configs_read, reading, rival_table, telling_apart
 
-    inv, _ = _wide(seed, 150)
+    inv, _ = wide_investigation(seed, 150)
     table = rival_table(inv)
     assert RIVALS.decode(json.loads(json.dumps(RIVALS.encode(table)))) == table
     over = {r.id: [x for x in inv.rules if x.then != "inconclusive" and r.id in _configs_read(x.when)]

@@ -68,6 +68,11 @@ class DbSource:
         self._by_config, self._keyed, self._by_id = {}, {}, {}
         self._all_by_id = self._all = None
 
+    def forget(self, config: str) -> None:
+        """Let go of a config's runs (asked for again, they are read again)."""
+        self._by_config.pop(config, None)
+        self._keyed.pop(config, None)
+
     def config(self, name: str) -> list[RunRec]:
         runs = self._by_config.get(name)
         if runs is None:

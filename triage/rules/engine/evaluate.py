@@ -313,8 +313,19 @@ def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, b
     ``configs``' facts.  With each, whether it reads a bisect: only where the
     bisects were worked out can it be."""
     out: list[tuple[str, bool]] = [("b", False)] if inv.bisects else []
-    out += [(name, reads()) for name, reads, _ in _units(inv)]
-    return out + [(f"f:{config}", False) for config in configs]
+    # A recipe's predictions and confounds read its config's runs (a recipe is named as its
+    # config) and that config's facts: next to them, so that the config's runs can be let go
+    # once they are worked out (:func:`work_through`).
+    of_recipe: dict[str, list[tuple[str, bool]]] = {}
+    for name, reads, _ in _units(inv):
+        if name[0] in "pc":
+            of_recipe.setdefault(_config_of(name), []).append((name, reads()))
+        else:
+            out.append((name, reads()))
+    for config in configs:
+        out.append((f"f:{config}", False))
+        out += of_recipe.pop(config, [])
+    return out + [unit for units in of_recipe.values() for unit in units]  # recipes without runs
 
 
 def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
@@ -331,6 +342,54 @@ def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
             makers[name](ctx)
         elif name.startswith("f:"):
             facts(name[2:], ctx)
+
+
+def work_through(inv: Investigation, memo: Memo, read: Callable[[list[str]], None],
+                 forget: Callable[[str], None]) -> None:
+    """Work out every unit of a whole evaluation ahead of it (:func:`ahead_units`'s order),
+    reading the configs' runs some at a time (``read``: many configs' in one go) and
+    letting go of each config's (``forget``) once the units that read them are worked
+    out: the bisects and rules first, then each config's facts, predictions and
+    confounds; a base config's runs are kept to the end.  The evaluation that follows
+    takes the pieces in (:meth:`Memo.adopt_own`) without decoding them again, and reads
+    a config's runs again only where a suggestion looks at them outside the pieces; at
+    no time are every config's runs held at once."""
+    bases = {r.base for r in inv.recipes if r.base}
+    configs = inv.source.configs()
+    units = ahead_units(inv, configs)
+    ctx = _context(inv, memo)
+    makers = {name: make for name, _, make in _units(inv)}
+    at = {config: i for i, config in enumerate(configs)}
+    ahead = _READ_AT_ONCE  # the configs read so far, in order: the first before the bisects and rules
+    read(configs[:ahead])
+    for i, (name, _) in enumerate(units):
+        group = _config_of(name)
+        if name.startswith("f:") and at[group] >= ahead:
+            ahead = at[group] + _READ_AT_ONCE
+            read(configs[at[group]:ahead])
+        if name == "b":
+            evaluate_bisects(inv.bisects, ctx)
+        elif name in makers:
+            makers[name](ctx)
+        elif name.startswith("f:"):
+            facts(group, ctx)
+        after = units[i + 1][0] if i + 1 < len(units) else ""
+        if group in at and group not in bases and not (after[:1] in ("p", "c") and _config_of(after) == group):
+            forget(group)
+    memo.adopt_own()
+
+
+def _config_of(unit: str) -> Optional[str]:
+    """The config a unit is of: a config's facts, a recipe's predictions and confounds (a
+    recipe is named as its config, and its id holds no separator), else None."""
+    kind, name = unit[:2], unit[2:]
+    if kind == "p:":
+        return name.partition("\x1f")[0]
+    return name if kind in ("f:", "c:") else None
+
+
+#: Configs whose runs :func:`work_through` reads in one go.
+_READ_AT_ONCE = 64
 
 
 def _rests_on(runs: Sequence[str], confounded: set[str], configs: set[str],
