@@ -309,8 +309,9 @@ def _confound_pieces(units: list[Unit], ctx: Context) -> list[Confound]:
 def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, bool]]:
     """The pieces an evaluation may have worked out ahead of it (:func:`work_ahead`),
     as units named like their pieces: the bisects (``b``, one unit: they read
-    each other), each rule, prediction and recipe's confounds, then each of
-    ``configs``' facts.  With each, whether it reads a bisect: only where the
+    each other), each rule, the rival table, then each of ``configs``' facts,
+    each followed by its recipe's predictions and confounds, and last those of
+    recipes without runs.  With each, whether it reads a bisect: only where the
     bisects were worked out can it be."""
     out: list[tuple[str, bool]] = [("b", False)] if inv.bisects else []
     # A recipe's predictions and confounds read its config's runs (a recipe is named as its
