@@ -123,6 +123,8 @@ def test_a_whole_evaluation_reads_every_configs_runs_in_one_statement(cli, rules
             event.remove(s.get_bind(), "before_cursor_execute", listen)
         reads = [q for q in statements if "excluded_reason" in q and "run.run_id =" not in q]  # not a run id's
         assert len(reads) == 1, reads
+        # the stored pieces are not read either: every one is worked out again
+        assert not [q for q in statements if "FROM evaluationpiece" in q]
         _, stored, _ = views.evaluate(s, inv, keep=False)  # the stored pieces, each config's runs its own
         assert whole == stored
 

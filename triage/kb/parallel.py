@@ -228,9 +228,7 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) 
     with Session(read_engine(url)) as s:
         bundle = load_bundle(s, s.get(Investigation, iid), runs=False)
         bundle.source = DbSource(s, iid)
-        memo = pieces.load(s, iid, snapshot.code_stamp())
-        if full:
-            memo.stored = {}
+        memo = pieces.load(s, iid, snapshot.code_stamp(), full=full)
         units = _Units(bundle, configs, flags)
         memo.claim = units.claim(_HELPERS)
         work_ahead(bundle, memo, units.take(range(len(units.units)), _HELPERS, bisects=True))
