@@ -24,8 +24,10 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     every run (for a view of them).  ``helper``: a process working out part of
     the pieces (:mod:`triage.kb.parallel`).  ``keep=False``: evaluate in memory
     from the stored pieces and write nothing (a read-only session).
-    ``release``: the runs read are let go before the evaluation is stored (a
-    caller that builds no view from it: an import of 100,000 runs peaks 40 MiB lower)."""
+    ``release``: the runs read are let go before the evaluation is stored, and a whole
+    evaluation without a helper is worked out a few configs' runs at a time
+    (:func:`triage.rules.engine.evaluate.work_through`): for a caller that builds no
+    view from them, such as an import."""
     from triage.kb import pieces, snapshot, store
     from triage.kb.runsource import DbSource
     from triage.rules.engine.evaluate import evaluate

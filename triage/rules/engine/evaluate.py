@@ -23,7 +23,7 @@ recipe stands; and ranks what to run next.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from triage.rules.engine.bisect import evaluate_bisect, evaluate_bisects
 from triage.rules.decisions.conditions import evaluate_condition
@@ -347,36 +347,32 @@ def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
 
 def work_through(inv: Investigation, memo: Memo, read: Callable[[list[str]], None],
                  forget: Callable[[str], None]) -> None:
-    """Work out every unit of a whole evaluation ahead of it (:func:`ahead_units`'s order),
-    reading the configs' runs some at a time (``read``: many configs' in one go) and
-    letting go of each config's (``forget``) once the units that read them are worked
-    out: the bisects and rules first, then each config's facts, predictions and
-    confounds; a base config's runs are kept to the end.  The evaluation that follows
-    takes the pieces in (:meth:`Memo.adopt_own`) without decoding them again, and reads
-    a config's runs again only where a suggestion looks at them outside the pieces; at
-    no time are every config's runs held at once."""
+    """Work out every unit of a whole evaluation ahead of it (:func:`work_ahead`, in
+    :func:`ahead_units`'s order), reading the configs' runs some at a time (``read``:
+    many configs' in one go) and letting go of each config's (``forget``) once the units
+    that read them are worked out: the bisects and rules first, then each config's facts,
+    predictions and confounds; a base config's runs are kept to the end.  The evaluation
+    that follows takes the pieces in (:meth:`Memo.adopt_own`) without decoding them
+    again, and reads a config's runs again only where a suggestion looks at them outside
+    the pieces; at no time are every config's runs held at once."""
     bases = {r.base for r in inv.recipes if r.base}
     configs = inv.source.configs()
-    units = ahead_units(inv, configs)
-    ctx = _context(inv, memo)
-    makers = {name: make for name, _, make in _units(inv)}
+    units = [name for name, _ in ahead_units(inv, configs)]
     at = {config: i for i, config in enumerate(configs)}
-    ahead = _READ_AT_ONCE  # the configs read so far, in order: the first before the bisects and rules
-    read(configs[:ahead])
-    for i, (name, _) in enumerate(units):
-        group = _config_of(name)
-        if name.startswith("f:") and at[group] >= ahead:
-            ahead = at[group] + _READ_AT_ONCE
-            read(configs[at[group]:ahead])
-        if name == "b":
-            evaluate_bisects(inv.bisects, ctx)
-        elif name in makers:
-            makers[name](ctx)
-        elif name.startswith("f:"):
-            facts(group, ctx)
-        after = units[i + 1][0] if i + 1 < len(units) else ""
-        if group in at and group not in bases and not (after[:1] in ("p", "c") and _config_of(after) == group):
-            forget(group)
+
+    def in_turn() -> Iterator[str]:  # each unit, the runs it reads read before and let go after
+        ahead = _READ_AT_ONCE  # the configs read so far, in order: the first before the bisects and rules
+        read(configs[:ahead])
+        for name, after in zip(units, [*units[1:], ""]):
+            config = _config_of(name)
+            if name.startswith("f:") and at[config] >= ahead:
+                ahead = at[config] + _READ_AT_ONCE
+                read(configs[at[config]:ahead])
+            yield name  # worked out before the next is asked for
+            if config in at and config not in bases and not (after[:1] in ("p", "c") and _config_of(after) == config):
+                forget(config)
+
+    work_ahead(inv, memo, in_turn())
     memo.adopt_own()
 
 
