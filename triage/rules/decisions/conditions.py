@@ -276,8 +276,8 @@ def _reference(s: _Subject, target: Any) -> tuple[Optional[Measure], str]:
     if isinstance(target, str):
         return ctx.refs.get(target, (None, target))
     # the selector's runs pooled once per evaluation, less those compared
-    runs, own, ref, pooled, pooled_keys = ctx.pool(target, metric, s.keys)
-    if not runs:
+    count, own, ref, pooled, pooled_keys = ctx.pool(target, metric, s.keys)
+    if not count:
         what = ctx.label(ctx.select(target)) or "the other runs"
         if own:
             return None, f"{what} (the same runs as compared: name other runs)"

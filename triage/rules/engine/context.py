@@ -50,6 +50,7 @@ class Context:
         self._pools: dict[str, Pool] = {}  # (selector, metric) -> its pool (:meth:`pool`)
         self._ones: dict[tuple, Optional[Measure]] = {}  # (metric, value, n) -> :meth:`measure_one`
         self.subjects: dict[str, Any] = {}  # subject -> (its context, what making it read): triage.rules.engine.subjects
+        self.whole = within is None  # of the whole investigation, not one subject's runs
         self.memo = Memo(keep=False)  # the pieces of an earlier evaluation to reuse (none: work everything out)
         self.by_config = _Configs(self)  # config -> its runs, in the order recorded
         self.by_key = _Keys(self)  # "run_id/config" -> the run (the first, as a scan would find)
@@ -247,35 +248,47 @@ class Context:
         return runs
 
     def pool(self, sel: Selector, metric: str, without: Sequence[str] = ()) -> tuple[
-            list[RunRec], bool, Optional[Measure], str, list[str]]:
-        """The valid runs ``sel`` selects that have ``metric``, less those of the keys
+            int, bool, Optional[Measure], str, Sequence[str]]:
+        """How many valid runs ``sel`` selects that have ``metric``, less those of the keys
         ``without``; whether any was left out; their pooled measure, label and keys.
         Worked out once per evaluation for each selector and metric (many rules and
-        predictions compare with one config's thousands of runs); what selecting them
-        read is noted again each time, for the piece that asks."""
+        predictions compare with one config's thousands of runs), and one config's kept as a
+        piece of its own (:mod:`triage.rules.engine.pools`); what selecting them read is
+        noted again each time, for the piece that asks."""
         key = repr((sel.config, sel.run, sel.provenance, metric))
         pool = self._pools.get(key)
         if pool is None:
-            outer, self._noting = self._noting, []
-            try:
-                runs = [r for r in self.select(sel) if self.valid(r) and self.has_metric(r, metric)]
-                reads = self._noting
-            finally:
-                self._noting = outer
-            if outer is not None:
-                outer += reads
-            pool = self._pools[key] = Pool(self, runs, metric, reads)
+            pool = self._pools[key] = self._new_pool(sel, metric)
         else:
             for token, fingerprint in pool.reads:
                 self.read(token, fingerprint)
-        if not without or pool.keyset.isdisjoint(without):
-            return pool.runs, False, pool.measure, pool.label, pool.keys
+        if not without or not pool.holds_any(without):
+            return pool.count, False, pool.measure, pool.label, pool.keys
         left = set(without)
-        runs = [r for r in pool.runs if r.key not in left]
+        runs = [r for r in pool.runs() if r.key not in left]
         if not runs:
-            return runs, True, None, "", []
-        return (runs, True, self.measure(runs, metric), self.label(runs, counted=metric == FAIL_RATE),
+            return 0, True, None, "", []
+        return (len(runs), True, self.measure(runs, metric), self.label(runs, counted=metric == FAIL_RATE),
                 list(dict.fromkeys(r.key for r in runs)))
+
+    def _new_pool(self, sel: Selector, metric: str) -> "Pool":
+        from triage.rules.engine import pools
+
+        config = pools.config_of(self, sel, metric)
+        if config is not None:  # kept as a piece: what the asking piece reads is the pool
+            kept, fingerprint = pools.pooled(self, config, metric)
+            token = pools.token(config, metric)
+            self.read(token, fingerprint)
+            return Pool.kept(self, kept, metric, sel, [(token, fingerprint)])
+        outer, self._noting = self._noting, []
+        try:
+            runs = [r for r in self.select(sel) if self.valid(r) and self.has_metric(r, metric)]
+            reads = self._noting
+        finally:
+            self._noting = outer
+        if outer is not None:
+            outer += reads
+        return Pool(self, runs, metric, reads)
 
     def measure(self, runs: Sequence[RunRec], metric: str) -> Optional[Measure]:
         """The runs' pooled value of a metric, with its n, scale and declared noise."""
@@ -284,9 +297,11 @@ class Context:
         vals = [r.metrics[metric] for r in runs if metric in r.metrics]
         if not vals:
             return None
-        ns = {n for _, n in vals}
-        n = ns.pop() if len(ns) == 1 else None
-        values = [v for v, _ in vals]
+        return self.measure_values([v for v, _ in vals], {n for _, n in vals}, metric)
+
+    def measure_values(self, values: Sequence[float], ns: Any, metric: str) -> Measure:
+        """:meth:`measure` of runs' ``values`` of ``metric`` (not a fail rate) and their distinct sample counts."""
+        n = next(iter(ns)) if len(ns) == 1 else None
         scale = self.settings(metric).scale or 1.0
         return Measure.of(values, n, noise=self.noise_sd(metric, sum(values) / len(values)), scale=scale)
 
@@ -436,11 +451,42 @@ class Pool:
 
     def __init__(self, ctx: Context, runs: list[RunRec], metric: str,
                  reads: list[tuple[Token, Optional[str]]]) -> None:
-        self.runs, self.reads = runs, reads
-        self.keys = list(dict.fromkeys(r.key for r in runs))
-        self.keyset = frozenset(self.keys)
+        self._runs, self.reads = runs, reads
+        self.count = len(runs)
+        self.keys: Sequence[str] = list(dict.fromkeys(r.key for r in runs))
+        self._keyset: Optional[frozenset] = None
         self.measure = ctx.measure(runs, metric) if runs else None
         self.label = ctx.label(runs, counted=metric == FAIL_RATE) if runs else ""
+        self._ctx, self._sel, self._metric = ctx, None, metric
+        self._kept: Any = None
+
+    @classmethod
+    def kept(cls, ctx: Context, kept: Any, metric: str, sel: Selector,
+             reads: list[tuple[Token, Optional[str]]]) -> "Pool":
+        """A pool of one config kept as a piece (:class:`triage.rules.engine.pools.Pooled`):
+        its runs are read only if asked for."""
+        pool = cls(ctx, [], metric, reads)
+        pool._kept, pool._sel, pool.count, pool.keys = kept, sel, kept.count, kept.keys
+        if kept.count:
+            pool.measure = ctx.measure_values(kept.values, kept.ns, metric)
+            text = ctx.short(kept.config)  # as Context.label says it of one config's runs
+            pool.label = text if kept.count == 1 else f"{text} (×{kept.count})"
+        return pool
+
+    def holds_any(self, keys: Sequence[str]) -> bool:
+        """Whether any of ``keys`` is pooled here."""
+        if self._kept is not None:
+            return self._kept.holds_any(keys)
+        if self._keyset is None:
+            self._keyset = frozenset(self.keys)
+        return not self._keyset.isdisjoint(keys)
+
+    def runs(self) -> list[RunRec]:
+        """The pooled runs (of a kept pool: read now, noted for the piece that asks)."""
+        if self._kept is None:
+            return self._runs
+        ctx, metric = self._ctx, self._metric
+        return [r for r in ctx.select(self._sel) if ctx.valid(r) and ctx.has_metric(r, metric)]
 
 
 class _Configs:

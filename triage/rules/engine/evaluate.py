@@ -296,9 +296,9 @@ def _configs_read(piece: Optional[tuple]) -> Optional[frozenset]:
         return None
     configs = set()
     for kind, what, _ in piece[0]:
-        if kind != "c":
+        if kind not in ("c", "q"):  # a config's runs, or what they pooled (triage.rules.engine.pools)
             return None
-        configs.add(what)
+        configs.add(what if kind == "c" else what.partition("\x1f")[0])
     return frozenset(configs)
 
 

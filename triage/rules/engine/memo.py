@@ -1,11 +1,12 @@
 """Incremental evaluation: pieces of an evaluation kept with what they read.
 
 An evaluation is cut into pieces: each bisect, each rule, each recipe
-prediction, each recipe's confounds, and what each config's runs say
-(:mod:`triage.rules.engine.facts`).  While a piece is worked out, the context notes
+prediction, each recipe's confounds, what each config's runs say
+(:mod:`triage.rules.engine.facts`) and a config's runs pooled for a comparison
+(:mod:`triage.rules.engine.pools`).  While a piece is worked out, the context notes
 every run it reads (a config's runs, a run id's, all of them, a bisect's state,
-or a value the evaluation worked out before it, such as a base config's newest
-valid run) with a fingerprint of what it read.  A later evaluation reuses the
+a config's runs as pooled, or a value the evaluation worked out before it, such
+as a base config's newest valid run) with a fingerprint of what it read.  A later evaluation reuses the
 piece while every fingerprint holds, and works it out again otherwise; what
 holds for every piece (the definitions, the references, the engine's code) is
 the memo's ``key``, and a change of it works everything out again.
@@ -86,6 +87,19 @@ class Memo:
         self._ahead_values.update({name: (self.pieces[name][1], self._values[name]) for name in self.worked
                                    if name in self._values})
 
+    def _carry(self, name: str) -> None:
+        """Keep the piece ``name`` as it is, though this evaluation did not ask for it: a piece
+        that read it is reused (one worked out ahead is new to the knowledge base)."""
+        if name in self.pieces:
+            return
+        kept = self.ahead.get(name)
+        if kept is not None:
+            self.worked.append(name)
+        else:
+            kept = self.stored.get(name)
+        if kept is not None:
+            self.pieces[name] = kept
+
     def piece(self, ctx: "Context", name: str, compute: Callable[[], T], codec: "Codec[T]",
               update: Optional[Callable[[T, list], Optional[T]]] = None) -> T:
         """The piece ``name``: reused while what it read holds, else worked out.
@@ -111,6 +125,8 @@ class Memo:
             reads, data = kept
             for kind, what, fp in reads:  # what it read, for a piece around this one
                 ctx.read((kind, what), fp)
+                if kind == "q":  # a pool it read (triage.rules.engine.pools) is kept with it
+                    self._carry(f"q:{what}")
             if ahead:
                 self.worked.append(name)
         else:
@@ -175,6 +191,9 @@ def _holds(ctx: "Context", reads: Reads) -> bool:
                 return False
         elif kind == "v":  # a value this evaluation worked out before the piece (Context.derived)
             if ctx.derived.get(what) != fp:
+                return False
+        elif kind == "q":  # a config's runs pooled (triage.rules.engine.pools): as they were
+            if not ctx.source.holds(("c", what.partition("\x1f")[0]), fp):
                 return False
         elif not ctx.source.holds((kind, what), fp):
             return False

@@ -1,0 +1,135 @@
+"""A config's runs pooled as the other side of a comparison, kept as a piece of their own
+(``triage.rules.engine.pools``): after a run is added to that config, the pieces that
+compare with it are worked out again from the pool updated with the new run, without
+reading the config's thousands of runs, and say, to the byte, what a whole evaluation says."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tests.support.bundled import INV, RUNS, outcome_of, through_storage
+from tests.support.wideinv import wide_investigation
+from triage.rules.engine.evaluate import evaluate
+from triage.rules.engine.memo import Memo
+from triage.rules.engine.source import ListSource
+
+
+class _Counting(ListSource):
+    """A list of runs that counts which configs the engine read whole (not what working out
+    a fingerprint or the runs appended reads here: a knowledge base reads neither)."""
+
+    def __init__(self, runs: list) -> None:
+        super().__init__(runs)
+        self.whole: list[str] = []
+        self._inside = False
+
+    def config(self, name: str) -> list:
+        if not self._inside:
+            self.whole.append(name)
+        return super().config(name)
+
+    def _quietly(self, method, *args):
+        self._inside = True
+        try:
+            return method(*args)
+        finally:
+            self._inside = False
+
+    def appended(self, config: str, fingerprint: str):
+        return self._quietly(super().appended, config, fingerprint)
+
+    def fingerprint(self, token):
+        return self._quietly(super().fingerprint, token)
+
+
+def _added(inv, runs: list, config: str, value: float) -> list:
+    """A new run of ``config`` like one of its runs, without provenance (as ``add-run`` records one
+    given by hand): the bisects over the config, which read its runs of some provenance, hold."""
+    like = next(r for r in runs if r.config == config and r.status in ("passed", "failed") and r.metrics)
+    metric = inv.spec.metric
+    new = replace(like, run_id="99999", status="failed", time="2027-01-01T00:00:00+00:00", provenance={},
+                  metrics={**like.metrics, metric: (value, like.metrics[metric][1])})
+    return [*runs, new]
+
+
+def _reading_the_pool(memo: Memo, config: str) -> set[str]:
+    """The pieces that compared with ``config``'s pool (their read of it: ``q``, config and metric)."""
+    return {name for name, (reads, _) in memo.pieces.items()
+            if any(kind == "q" and what.partition("\x1f")[0] == config for kind, what, _ in reads)}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 6])  # shapes whose rules or predictions compare with the base
+def test_a_run_added_to_a_base_reads_none_of_its_runs_whole(seed: int) -> None:
+    inv, records = wide_investigation(seed, 400)
+    base = inv.spec.base
+    memo = Memo()
+    evaluate(replace(inv, runs=list(records)), memo)
+    comparing = _reading_the_pool(memo, base)
+    assert comparing and any(n.startswith("q:") for n in memo.pieces), "the base is pooled as a piece of its own"
+    runs = _added(inv, list(records), base, 0.881)
+    source = _Counting(runs)
+    memo = through_storage(memo)
+    got = evaluate(replace(inv, source=source), memo)
+    assert base not in source.whole, source.whole
+    assert comparing <= set(memo.worked)  # the rules and predictions compared with it, again
+    assert outcome_of(got) == outcome_of(evaluate(replace(inv, runs=runs)))
+
+
+def test_the_bundled_pool_is_updated_from_a_new_run_of_its_config() -> None:
+    memo = Memo()
+    evaluate(replace(INV, runs=RUNS), memo)
+    pools = [n for n in memo.pieces if n.startswith("q:")]
+    assert pools, memo.pieces.keys()
+    config = pools[0][2:].partition("\x1f")[0]
+    comparing = _reading_the_pool(memo, config)
+    runs = _added(INV, list(RUNS), config, 0.94)
+    memo = through_storage(memo)
+    source = _Counting(runs)
+    got = evaluate(replace(INV, source=source), memo)
+    assert config not in source.whole, source.whole
+    assert pools[0] in memo.worked and comparing <= set(memo.worked)
+    assert outcome_of(got) == outcome_of(evaluate(replace(INV, runs=runs)))
+
+
+def test_a_pool_compared_with_itself_reads_its_runs() -> None:
+    """A comparison whose subject's runs are among the pool's leaves them out: the pool's runs
+    are read then, and say what a whole evaluation says."""
+    from triage.rules.engine.context import Context
+    from triage.rules.language.schema import Selector
+
+    inv, records = wide_investigation(1, 150)
+    base = inv.spec.base
+    memo = Memo()
+    ctx = Context(replace(inv, runs=list(records)))
+    ctx.memo = memo
+    memo.start("k")
+    sel = Selector.model_validate({"config": base})
+    own = [r.key for r in records if r.config == base][:2]
+    plain = Context(replace(inv, runs=list(records)))
+    for without in ([], own):
+        got = ctx.pool(sel, inv.spec.metric, without)
+        want = plain.pool(sel, inv.spec.metric, without)
+        assert (bool(got[0]), *got[1:]) == (bool(want[0]), *want[1:])
+
+
+def test_a_pool_no_piece_asked_for_is_kept_for_the_next_evaluation() -> None:
+    """An evaluation whose pieces that compare with a pool are all reused keeps the pool's
+    piece as it is: the one after, which compares with it again, updates it."""
+    inv, records = wide_investigation(2, 400)
+    base = inv.spec.base
+    memo = Memo()
+    evaluate(replace(inv, runs=list(records)), memo)
+    pool = next(n for n in memo.pieces if n.startswith(f"q:{base}\x1f"))
+    other = next(c for c in dict.fromkeys(r.config for r in records) if c != base and not c.startswith(base))
+    runs = _added(inv, list(records), other, 0.9)
+    memo = through_storage(memo)
+    evaluate(replace(inv, runs=runs), memo)
+    assert pool in memo.pieces and pool not in memo.worked
+    runs = _added(inv, runs, base, 0.881)
+    source = _Counting(runs)
+    memo = through_storage(memo)
+    got = evaluate(replace(inv, source=source), memo)
+    assert base not in source.whole and pool in memo.worked
+    assert outcome_of(got) == outcome_of(evaluate(replace(inv, runs=runs)))

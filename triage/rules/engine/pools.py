@@ -1,0 +1,124 @@
+"""A config's runs pooled for a metric, kept as a piece of their own.
+
+Rules and predictions compare their runs with other runs pooled (``better_than:
+{config: BASE}``): every recipe's prediction that compares with the base pools
+the base's thousands of runs.  Worked out from the runs, such a pool read them
+all, and so did every evaluation after a run was added to that config.  Kept
+as a piece (``q:CONFIG<US>METRIC``: the pooled runs' keys, values and sample
+counts), it is updated from the runs added since (:func:`triage.rules.engine.memo._updated`);
+a piece that compares with it notes that it read the pool (``("q",
+"CONFIG<US>METRIC")``, which holds while the config's runs do) rather than
+the config's runs, so that the evaluation after an ``add-run`` reads the
+added run, not the config.  A piece reused keeps the pools it read
+(:meth:`triage.rules.engine.memo.Memo.piece`): the next evaluation that
+compares with the config again updates them.
+
+Only what a pool of one config says is kept: its runs' measure (from their
+values, in the order recorded), label and keys; a comparison whose own runs
+are among the pool's leaves them out of it, from the runs read then.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from triage.rules.engine.keys import Keys
+from triage.rules.engine.memo import Codec
+from triage.rules.engine.records import RunRec
+
+if TYPE_CHECKING:
+    from triage.rules.engine.context import Context
+    from triage.rules.language.schema import Selector
+
+#: The read token kind of a pool: the config's runs, as far as the pool of them goes.
+POOL = "q"
+
+
+def token(config: str, metric: str) -> tuple[str, str]:
+    """What a piece that compares with the pool notes it read (its piece: ``q:`` and the name)."""
+    return POOL, f"{config}\x1f{metric}"
+
+
+def config_read(name: str) -> str:
+    """The config of a pool's read token's name."""
+    return name.partition("\x1f")[0]
+
+
+class Pooled:
+    """A config's valid runs with a metric, as a pool keeps them: their keys (once each,
+    in the order recorded), how many runs, each run's value and the distinct sample counts."""
+
+    __slots__ = ("config", "keys", "count", "values", "ns")
+
+    def __init__(self, config: str, keys: Keys, count: int, values: list, ns: list) -> None:
+        self.config, self.keys, self.count, self.values, self.ns = config, keys, count, values, ns
+
+    @classmethod
+    def of(cls, config: str, runs: Sequence[RunRec], metric: str) -> Pooled:
+        keys = Keys.of(dict.fromkeys(r.key for r in runs))
+        return cls(config, keys, len(runs), [r.metrics[metric][0] for r in runs],
+                   list(dict.fromkeys(r.metrics[metric][1] for r in runs)))
+
+    def added(self, runs: Sequence[RunRec], metric: str) -> Optional[Pooled]:
+        """With ``runs`` recorded after these (None: one of them has a key already pooled)."""
+        if not runs:
+            return self
+        more = [r.key for r in runs]
+        if len(set(more)) < len(more) or any(k in self.keys for k in more):
+            return None
+        return Pooled(self.config, self.keys.appended(more), self.count + len(runs),
+                      [*self.values, *(r.metrics[metric][0] for r in runs)],
+                      list(dict.fromkeys([*self.ns, *(r.metrics[metric][1] for r in runs)])))
+
+    def holds_any(self, keys: Sequence[str]) -> bool:
+        """Whether any of ``keys`` is pooled here: only a key that ends with the config can be."""
+        suffix = f"/{self.config}"
+        ours = [k for k in keys if k.endswith(suffix)]
+        if len(ours) > 16:  # a search of the text for each would go through it as many times
+            return not set(self.keys).isdisjoint(ours)
+        return any(k in self.keys for k in ours)
+
+
+def _encode(p: Pooled) -> list:
+    return [p.config, p.keys.ids(f"/{p.config}"), p.count, p.values, p.ns]
+
+
+def _decode(row: Sequence[Any]) -> Pooled:
+    config, ids, count, values, ns = row
+    return Pooled(config, Keys.suffixed(ids, f"/{config}"), count, list(values), list(ns))
+
+
+POOLED: Codec[Pooled] = Codec(_encode, _decode)
+
+
+def config_of(ctx: "Context", sel: "Selector", metric: str) -> Optional[str]:
+    """The config whose pool ``sel`` asks for, if it is kept as a piece: one config, no run ids
+    or provenance, a metric of values (a fail rate counts outcomes), in an evaluation that
+    keeps its pieces, of the whole investigation (not one subject's runs)."""
+    from triage.rules.engine.context import FAIL_RATE
+
+    if (isinstance(sel.config, str) and sel.run is None and not sel.provenance and metric != FAIL_RATE
+            and ctx.memo.keep and ctx.whole):
+        return sel.config
+    return None
+
+
+def pooled(ctx: "Context", config: str, metric: str) -> tuple[Pooled, str]:
+    """The pool of ``config``'s valid runs with ``metric``, from the memo (updated from the runs
+    added since) or worked out; and the fingerprint of the config's runs it holds for.  What it
+    reads is not noted for the piece that asks: the caller notes the pool."""
+    tracks, noting = list(ctx._tracks), ctx._noting
+    ctx._tracks.clear()  # shared with the contexts this one is part of: emptied in place
+    ctx._noting = None
+    try:
+        made = ctx.memo.piece(
+            ctx, POOL + ":" + token(config, metric)[1],
+            lambda: Pooled.of(config, [r for r in ctx.by_config.get(config, [])
+                                       if ctx.valid(r) and ctx.has_metric(r, metric)], metric),
+            POOLED,
+            update=lambda old, new: old.added([r for r in new if ctx.valid(r) and ctx.has_metric(r, metric)],
+                                              metric))
+    finally:
+        ctx._tracks[:] = tracks
+        ctx._noting = noting
+    return made, ctx.source.fingerprint(("c", config))
