@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from triage.rules.engine.keys import SEP, Invalid, InvalidRuns, Keys
+from triage.rules.engine.keys import SEP, Invalid, InvalidRuns, Keys, meets
 from triage.rules.engine.memo import CONFOUNDS  # imported here: its first import is slower than the examples' deadline
 from triage.rules.engine.records import Confound
 
@@ -242,3 +242,24 @@ def test_evidence_read_back_keeps_the_key_it_was_stored_with(runs: list, verdict
     assert _flagged(back, "confounded").key == fresh.key
     # a piece stored before items carried their key reads back all the same
     assert EVIDENCE.decode([EVIDENCE.encode([item])[0][:8]])[0].key == fresh.key
+
+
+@given(st.lists(key, max_size=150), st.sets(key, max_size=6), key, st.integers(0, 150), st.integers(0, 3))
+def test_keys_meet_a_set_when_one_of_them_is_in_it(keys: list, wanted: set, config: str, at: int, form: int) -> None:
+    """Whether any key is wanted, whichever form the keys are kept in, wherever the wanted one is
+    (among the first few or far after them)."""
+    if keys and wanted and at < len(keys) and form % 2:
+        wanted = wanted | {keys[at]}
+    ids = [k.replace("/", "") for k in keys]
+    made = [Keys.of(keys), Keys("\x00".join(keys)), Keys.suffixed("\x00".join(ids), f"/{config}"),
+            list(keys)][form]
+    expected = not wanted.isdisjoint(made)  # through the tuple they read as
+    assert meets(made, wanted) == expected
+    assert meets(made, wanted | {k for k in made}) == bool(made)
+
+
+def test_keys_meet_a_set_through_a_key_far_after_the_first_few() -> None:
+    ids = [str(i) for i in range(300)]
+    for made in (Keys.suffixed("\x00".join(ids), "/c"), Keys("\x00".join(f"{i}/c" for i in ids))):
+        assert meets(made, {"299/c"}) and meets(made, {"64/c"}) and meets(made, {"0/c"})
+        assert not meets(made, {"300/c", "29/", "299"}) and made._items is None  # nothing kept

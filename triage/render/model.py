@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from triage.render.runs import runs_of
 from triage.rules.engine.keys import configs_of as configs_named
+from triage.rules.engine.keys import meets
 from triage.rules.decisions.stats import fmt
 
 MARKER_PREFIX = "<!-- triage:investigation="
@@ -360,7 +361,7 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
         decided: dict[str, dict] = {}
         valid = set(st.valid)
         for e in by_config.get(st.recipe, ()):  # its valid runs are runs of its config
-            if valid.isdisjoint(e.runs):
+            if not meets(e.runs, valid):  # its own runs first: found without going through the rest
                 continue
             others = sorted({short(c) for c in configs_of(e) if c != st.recipe})
             row = decided.setdefault(e.hypothesis, {"hypothesis": e.hypothesis, "verdict": e.verdict,

@@ -12,7 +12,7 @@ and is split only when something goes through it one key at a time.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
+from typing import AbstractSet, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
 
 SEP = "\x00"  # never part of a key: the knowledge base refuses a NUL in any text
 
@@ -234,6 +234,26 @@ def each(keys: Sequence[str]) -> Iterable[str]:
     """``keys`` for one pass: :class:`Keys` split without keeping the split (see
     :meth:`Keys.passing`), any other sequence as it is."""
     return keys.passing() if isinstance(keys, Keys) else keys
+
+
+def meets(keys: Sequence[str], wanted: AbstractSet[str]) -> bool:
+    """Whether any of ``keys`` is in ``wanted``: a :class:`Keys` gone through from its start,
+    the first few keys split off first (an item names its own runs before the thousands it
+    compared them with), the rest only if none of those is wanted."""
+    if not isinstance(keys, Keys) or keys._items is not None:
+        return not wanted.isdisjoint(keys)
+    text, suffix = (keys._ids, keys._suffix) if keys._text is None else (keys._text, "")
+    if not text:
+        return False
+    head = text.split(SEP, _HEAD)
+    rest = head.pop() if len(head) > _HEAD else ""
+    if any(k + suffix in wanted for k in head):
+        return True
+    return bool(rest) and any(k + suffix in wanted for k in rest.split(SEP))
+
+
+#: Keys :func:`meets` looks at before splitting the rest.
+_HEAD = 64
 
 
 def keys_text(keys: Sequence[str]) -> str:
