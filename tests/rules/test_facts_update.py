@@ -133,3 +133,24 @@ def test_trailing_invalid_runs_are_counted_as_a_newest_first_walk_reads_them(run
             break
         walked += 1
     assert _trailing(sorted(recs, key=_run_order), why) == walked
+
+
+def test_an_evaluation_looks_into_each_configs_provenances_without_keeping_them() -> None:
+    """Each run's provenance (a wide investigation's runs each record their own sha) is
+    looked into to find a recipe's confounds and its base's newest run, then let go: the
+    evaluation does not hold every run's provenance decoded to its end."""
+    from dataclasses import replace
+
+    from tests.support.bundled import outcome_of
+    from tests.support.wideinv import wide_investigation
+    from triage.rules.engine.evaluate import evaluate
+    from triage.rules.engine.keys import Lazy
+    from triage.rules.engine.memo import Memo
+
+    inv, records = wide_investigation(2, 400)
+    memo = Memo()
+    ev = evaluate(replace(inv, runs=list(records)), memo)
+    facts = [v for name, v in memo._values.items() if name.startswith("f:")]
+    assert ev.confounds and facts and all(isinstance(f.provenances, Lazy) for f in facts)
+    assert [f.config for f in facts if f.provenances._items is not None] == []
+    assert outcome_of(ev) == outcome_of(evaluate(replace(inv, runs=list(records))))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from triage.rules.engine import summary
+from triage.rules.engine.keys import once
 from triage.rules.engine.context import Context, _run_order, num
 from triage.rules.engine.records import (
     Confound,
@@ -48,10 +49,15 @@ def newest_base(recipe: RecipeSpec, ctx: Context) -> Base:
 
     if recipe.base_run or not recipe.base:
         return None
-    of_base = facts(recipe.base, ctx)
+    of_base = facts(recipe.base, ctx)  # read as before: noted for the piece that asks
     if not of_base.valid:
         return None
-    return of_base.valid[-1], dict(of_base.provenances[of_base.valid_provenance[-1]])
+    name = f"newest:{recipe.base}"
+    found = ctx.once.get(name)
+    if found is None:  # many recipes share a base: its provenances looked into once, not kept
+        place = of_base.valid_provenance[-1]
+        found = ctx.once[name] = dict(next(p for i, p in enumerate(once(of_base.provenances)) if i == place))
+    return of_base.valid[-1], dict(found)
 
 
 def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> list[Confound]:
@@ -76,7 +82,7 @@ def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> list[
     else:
         base = newest if newest is not None else newest_base(recipe, ctx)
     said: dict[int, list[tuple]] = {}  # provenance -> what its runs differ in
-    for i, items in enumerate(own.provenances):
+    for i, items in enumerate(once(own.provenances)):  # not kept: looked into once
         prov = dict(items)
         found = []
         for key, want in declared.items():

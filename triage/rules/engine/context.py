@@ -87,6 +87,8 @@ class Context:
         # what a piece may read that this evaluation works out before it, as short texts:
         # read as ("v", name) tokens (memo.py), e.g. a base config's newest valid run
         self.derived: dict[str, str] = {} if within is None else within.derived
+        # values worked out once per evaluation outside the pieces, by name (a base's newest valid run)
+        self.once: dict[str, Any] = {} if within is None else within.once
         if within is not None:
             self.memo = within.memo
 

@@ -256,6 +256,11 @@ def meets(keys: Sequence[str], wanted: AbstractSet[str]) -> bool:
 _HEAD = 64
 
 
+def once(items: Sequence[Any]) -> Iterable[Any]:
+    """``items`` for one pass: a :class:`Lazy` list decoded without keeping it, any other as it is."""
+    return items.passing() if isinstance(items, Lazy) else items
+
+
 def keys_text(keys: Sequence[str]) -> str:
     """How a sequence of keys is stored: one text."""
     return keys.text if isinstance(keys, Keys) else SEP.join(keys)
@@ -398,6 +403,15 @@ class Lazy(Sequence[Any]):
 
             self._items = tuple(self._make(x) for x in decode(self.text))
         return self._items
+
+    def passing(self) -> Iterator[Any]:
+        """The items, for one pass: decoded without keeping them (a whole evaluation looks
+        once into each config's, and would otherwise hold every run's provenance to its end)."""
+        if self._items is not None:
+            return iter(self._items)
+        from msgspec.json import decode
+
+        return map(self._make, decode(self.text))
 
     def __len__(self) -> int:
         return len(self._all())
