@@ -163,6 +163,23 @@ def fork(work: Callable[[], Any]) -> Optional[tuple[int, int]]:
     return pid, r
 
 
+def letting_go(units: Iterable[str], source: Any) -> Iterator[str]:
+    """``units``, each config's runs let go (``source.forget``) once the units of that config
+    are worked out: its facts, its recipe's predictions and confounds, which come one after
+    another (:func:`triage.rules.engine.evaluate.ahead_units`).  A process then holds the
+    runs of the config it works on, not of every config it worked on (asked for again, they
+    are read again)."""
+    from triage.rules.engine.evaluate import unit_config
+
+    held: Optional[str] = None
+    for name in units:  # each taken when asked for: the one before it is worked out
+        config = unit_config(name)
+        if held is not None and config != held:
+            source.forget(held)
+        held = config
+        yield name
+
+
 def pieces_of(got: list) -> tuple[str, dict]:
     key, pieces = got[0], got[1]
     return key, {name: (reads, data) for name, (reads, data) in pieces.items()}
@@ -183,7 +200,8 @@ class Helper(Process):
         units = _Units(inv, self._configs, self._flags)
         memo.claim = units.claim(_MINE)
         try:
-            work_ahead(inv, memo, units.take(range(len(units.units) - 1, -1, -1), _MINE, bisects=False))
+            taken = units.take(range(len(units.units) - 1, -1, -1), _MINE, bisects=False)
+            work_ahead(inv, memo, letting_go(taken, inv.source))
         finally:
             memo.claim = None
         key = memo.key
@@ -231,5 +249,5 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) 
         memo = pieces.load(s, iid, snapshot.code_stamp(), full=full)
         units = _Units(bundle, configs, flags)
         memo.claim = units.claim(_HELPERS)
-        work_ahead(bundle, memo, units.take(range(len(units.units)), _HELPERS, bisects=True))
+        work_ahead(bundle, memo, letting_go(units.take(range(len(units.units)), _HELPERS, bisects=True), bundle.source))
     return [memo.key, {name: memo.pieces[name] for name in memo.worked}]

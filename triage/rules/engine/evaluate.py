@@ -320,7 +320,7 @@ def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, b
     of_recipe: dict[str, list[tuple[str, bool]]] = {}
     for name, reads, _ in _units(inv):
         if name[0] in "pc":
-            of_recipe.setdefault(_config_of(name), []).append((name, reads()))
+            of_recipe.setdefault(unit_config(name), []).append((name, reads()))
         else:
             out.append((name, reads()))
     for config in configs:
@@ -364,19 +364,19 @@ def work_through(inv: Investigation, memo: Memo, read: Callable[[list[str]], Non
         ahead = _READ_AT_ONCE  # the configs read so far, in order: the first before the bisects and rules
         read(configs[:ahead])
         for name, after in zip(units, [*units[1:], ""]):
-            config = _config_of(name)
+            config = unit_config(name)
             if name.startswith("f:") and at[config] >= ahead:
                 ahead = at[config] + _READ_AT_ONCE
                 read(configs[at[config]:ahead])
             yield name  # worked out before the next is asked for
-            if config in at and config not in bases and not (after[:1] in ("p", "c") and _config_of(after) == config):
+            if config in at and config not in bases and not (after[:1] in ("p", "c") and unit_config(after) == config):
                 forget(config)
 
     work_ahead(inv, memo, in_turn())
     memo.adopt_own()
 
 
-def _config_of(unit: str) -> Optional[str]:
+def unit_config(unit: str) -> Optional[str]:
     """The config a unit is of: a config's facts, a recipe's predictions and confounds (a
     recipe is named as its config, and its id holds no separator), else None."""
     kind, name = unit[:2], unit[2:]
