@@ -43,7 +43,7 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
         # each config's runs let go when its units are done
         from triage.rules.engine.evaluate import work_through
 
-        work_through(bundle, memo, bundle.source.read_ahead, bundle.source.forget)
+        work_through(bundle, memo, bundle.source.read_ahead, bundle.source.forget, bundle.source.size)
     elif not memo.stored and helper is None:  # a whole evaluation (or the first): every config's runs
         # read in one query rather than one each (with a helper, half of them are its to read)
         bundle.source.read_ahead(bundle.source.configs())

@@ -25,10 +25,15 @@ class _Forgetting(ListSource):
         self.most = 0  # the most configs held at once
         self.reads: list[str] = []  # every config asked for, in order
         self.forgotten: list[str] = []
+        self.batches: list[list[int]] = []  # the runs of each config read in one go, per go
 
     def read(self, configs: list[str]) -> None:
         self.held.update(configs)
         self.most = max(self.most, len(self.held))
+        self.batches.append([self.size(c) for c in configs])
+
+    def size(self, config: str) -> int:
+        return len(ListSource.config(self, config))  # not a read
 
     def forget(self, config: str) -> None:
         self.held.discard(config)
@@ -45,7 +50,7 @@ def _check(inv) -> _Forgetting:
     source = _Forgetting(list(inv.runs))
     inv = replace(inv, source=source)
     memo = Memo()
-    work_through(inv, memo, source.read, source.forget)
+    work_through(inv, memo, source.read, source.forget, source.size)
     source.reads.clear()
     got = evaluate(inv, memo)
     # every piece taken in: the runs read again are only those a suggestion looks at outside
@@ -54,10 +59,9 @@ def _check(inv) -> _Forgetting:
     whole = Memo()
     assert outcome_of(got) == outcome_of(evaluate(replace(inv, source=None), whole))
     assert memo.pieces == whole.pieces and sorted(memo.worked) == sorted(whole.worked)
-    # each config let go once, and none that is a recipe's base
-    bases = {r.base for r in inv.recipes if r.base}
+    # each config let go once, a recipe's base too (its runs pooled once, as a piece of their own)
     assert len(source.forgotten) == len(set(source.forgotten))
-    assert set(source.forgotten) == set(source.configs()) - bases
+    assert set(source.forgotten) == set(source.configs())
     return source
 
 
@@ -82,3 +86,16 @@ def test_a_config_named_with_the_separator_of_piece_names() -> None:
     """A config may be named with any text, the separator of a prediction's piece name too."""
     run = replace(INV.runs[0], config="odd\x1fconfig", run_id="99")
     _check(replace(INV, runs=[*INV.runs, run]))
+
+
+def test_configs_are_read_in_goes_of_about_so_many_runs(monkeypatch) -> None:
+    """An investigation's first configs (its base, its nightlies) may hold most of its runs:
+    a go reads configs until it holds about ``_READ_RUNS`` runs, not a number of configs."""
+    from triage.rules.engine import evaluate as module
+
+    monkeypatch.setattr(module, "_READ_RUNS", 150)
+    inv, _ = wide_investigation(1, 1_500)
+    source = _check(inv)
+    assert len(source.batches) > 3
+    for sizes in source.batches:  # the last config read may take a go past the limit
+        assert sum(sizes[:-1]) < 150 and len(sizes) <= module._READ_AT_ONCE, sizes

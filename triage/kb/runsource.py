@@ -205,6 +205,10 @@ class DbSource:
             return None
         return top
 
+    def size(self, config: str) -> int:
+        """How many runs a config holds (0 for none)."""
+        return self._now.get(config, (0, 0))[0]
+
     def count(self) -> int:
         return sum(int(fp.split(":", 1)[0]) for fp in self._fps.values())
 

@@ -346,30 +346,38 @@ def work_ahead(inv: Investigation, memo: Memo, units: Iterable[str]) -> None:
 
 
 def work_through(inv: Investigation, memo: Memo, read: Callable[[list[str]], None],
-                 forget: Callable[[str], None]) -> None:
+                 forget: Callable[[str], None], size: Optional[Callable[[str], int]] = None) -> None:
     """Work out every unit of a whole evaluation ahead of it (:func:`work_ahead`, in
     :func:`ahead_units`'s order), reading the configs' runs some at a time (``read``:
-    many configs' in one go) and letting go of each config's (``forget``) once the units
-    that read them are worked out: the bisects and rules first, then each config's facts,
-    predictions and confounds; a base config's runs are kept to the end.  The evaluation
-    that follows takes the pieces in (:meth:`Memo.adopt_own`) without decoding them
-    again, and reads a config's runs again only where a suggestion looks at them outside
-    the pieces; at no time are every config's runs held at once."""
-    bases = {r.base for r in inv.recipes if r.base}
+    many configs' in one go, about :data:`_READ_RUNS` runs by ``size``, a config's count)
+    and letting go of each config's (``forget``) once the units that read them are worked
+    out: the bisects and rules first, then each config's facts, predictions and confounds.
+    A unit that reads a config let go reads it again (a recipe's predictions compare with
+    its base's runs pooled once, as a piece of its own).  The evaluation that follows takes
+    the pieces in (:meth:`Memo.adopt_own`) without decoding them again, and reads a
+    config's runs again only where a suggestion looks at them outside the pieces; at no
+    time are every config's runs held at once."""
     configs = inv.source.configs()
     units = [name for name, _ in ahead_units(inv, configs)]
     at = {config: i for i, config in enumerate(configs)}
 
+    def batch(start: int) -> int:  # where the configs read in one go from ``start`` end
+        end, runs = start, 0
+        while end < len(configs) and end - start < _READ_AT_ONCE and (end == start or runs < _READ_RUNS):
+            runs += size(configs[end]) if size is not None else 0
+            end += 1
+        return end
+
     def in_turn() -> Iterator[str]:  # each unit, the runs it reads read before and let go after
-        ahead = _READ_AT_ONCE  # the configs read so far, in order: the first before the bisects and rules
+        ahead = batch(0)  # the configs read so far, in order: the first before the bisects and rules
         read(configs[:ahead])
         for name, after in zip(units, [*units[1:], ""]):
             config = unit_config(name)
             if name.startswith("f:") and at[config] >= ahead:
-                ahead = at[config] + _READ_AT_ONCE
-                read(configs[at[config]:ahead])
+                start, ahead = at[config], batch(at[config])
+                read(configs[start:ahead])
             yield name  # worked out before the next is asked for
-            if config in at and config not in bases and not (after[:1] in ("p", "c") and unit_config(after) == config):
+            if config in at and not (after[:1] in ("p", "c") and unit_config(after) == config):
                 forget(config)
 
     work_ahead(inv, memo, in_turn())
@@ -385,8 +393,10 @@ def unit_config(unit: str) -> Optional[str]:
     return name if kind in ("f:", "c:") else None
 
 
-#: Configs whose runs :func:`work_through` reads in one go.
+#: Configs whose runs :func:`work_through` reads in one go, at most; and about how many runs
+#: (the first few configs of an investigation, its base and nightlies, may hold most of its runs).
 _READ_AT_ONCE = 64
+_READ_RUNS = 10_000
 
 
 def _rests_on(runs: Sequence[str], confounded: set[str], configs: set[str],
