@@ -170,6 +170,31 @@ def test_each_process_lets_a_configs_runs_go_once_its_units_are_worked_out(backw
     assert len(forgotten) == len(set(forgotten)) and set(forgotten) >= set(configs[:-1])
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a forked process, on Linux")
+@pytest.mark.parametrize("sent", ["whole", "short", "nothing"])
+def test_a_message_is_taken_whole_or_not_at_all(sent: str) -> None:
+    """What a forked process sends is its length, then as many bytes: a message that ends
+    short (the process died while sending) is no message, even when it exits well."""
+    from msgspec.msgpack import encode
+
+    from triage.kb import parallel
+
+    payload = encode(["key", {"f:a": [[], "x" * 300_000]}])  # larger than a pipe holds at once
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked process
+        os.close(r)
+        head = len(payload).to_bytes(parallel._LENGTH, "little")
+        body = {"whole": payload, "short": payload[:1000], "nothing": b""}[sent]
+        data = memoryview((head if sent != "nothing" else b"") + body)
+        while data:
+            data = data[os.write(w, data):]
+        os._exit(0)
+    os.close(w)
+    got = parallel.Process(pid, r).collect()
+    assert got == (["key", {"f:a": [[], "x" * 300_000]}] if sent == "whole" else None)
+
+
 # -- the command, in a process of its own ------------------------------------
 
 _SCRIPT = r"""

@@ -97,22 +97,39 @@ class Process:
         """Wait for the process: what it sent, if it finished well (None: it failed or died)."""
         if self._pid == 0:
             return None
-        chunks = []
         try:
-            while chunk := os.read(self._fd, 1 << 20):
-                chunks.append(chunk)
+            message = self._receive()
         finally:
             status = self._reap()
-        if status != 0:
+        if status != 0 or message is None:
             return None
         from msgspec import DecodeError
         from msgspec.msgpack import decode
 
         try:
-            got = decode(b"".join(chunks))
+            got = decode(message)
         except (DecodeError, ValueError):
             return None
         return got if isinstance(got, list) else None
+
+    def _receive(self) -> Optional[bytearray]:
+        """The message: its length, then as many bytes, read into one buffer of that size (a
+        wide investigation's pieces are tens of megabytes: read in pieces and joined, they
+        were held twice while this process held its own pieces too).  None: it ended short."""
+        head = b""
+        while len(head) < _LENGTH:
+            more = os.read(self._fd, _LENGTH - len(head))
+            if not more:
+                return None
+            head += more
+        message = bytearray(int.from_bytes(head, "little"))
+        view, got = memoryview(message), 0
+        while got < len(message):
+            n = os.readv(self._fd, [view[got:]])
+            if n == 0:
+                return None
+            got += n
+        return message
 
     def close(self) -> None:
         """Stop the process if it is still at work (this process's evaluation failed)."""
@@ -134,6 +151,10 @@ class Process:
         """What else to let go of once the process is gone."""
 
 
+#: Bytes of the length that goes before a process's message.
+_LENGTH = 8
+
+
 def fork(work: Callable[[], Any]) -> Optional[tuple[int, int]]:
     """Run ``work()`` in a forked process, which sends what it returns (msgpack) through a
     pipe and exits, never returning to the caller: ``(pid, the pipe's end to read)``,
@@ -151,9 +172,10 @@ def fork(work: Callable[[], Any]) -> Optional[tuple[int, int]]:
             os.close(r)
             from msgspec.msgpack import encode
 
-            data = memoryview(encode(work()))
-            while data:
-                data = data[os.write(w, data):]
+            encoded = encode(work())
+            for data in (memoryview(len(encoded).to_bytes(_LENGTH, "little")), memoryview(encoded)):
+                while data:
+                    data = data[os.write(w, data):]
             code = 0
         except BaseException:  # noqa: BLE001 - the evaluation does the work itself
             pass
