@@ -133,3 +133,25 @@ def test_a_pool_no_piece_asked_for_is_kept_for_the_next_evaluation() -> None:
     got = evaluate(replace(inv, source=source), memo)
     assert base not in source.whole and pool in memo.worked
     assert outcome_of(got) == outcome_of(evaluate(replace(inv, runs=runs)))
+
+
+def test_a_pool_of_a_config_named_with_the_separator_holds_while_its_runs_do() -> None:
+    """A config may be named with any text, the separator of a pool's name too (a metric's
+    name holds none): what a piece read of its pool is of that config."""
+    from triage.rules.engine.context import Context
+    from triage.rules.engine.memo import _holds
+    from triage.rules.engine.pools import token
+
+    config = "odd\x1fconfig"
+    runs = [replace(RUNS[0], run_id=str(i), config=config) for i in range(3)]
+    ctx = Context(replace(INV, runs=runs))
+    kind, what = token(config, "gsm8k")
+    fp = ctx.source.fingerprint(("c", config))
+    assert _holds(ctx, [[kind, what, fp]]) and not _holds(ctx, [[kind, what, "another"]])
+    assert _configs_read_of(kind, what) == frozenset({config})
+
+
+def _configs_read_of(kind: str, what: str) -> frozenset:
+    from triage.rules.engine.evaluate import _configs_read
+
+    return _configs_read(([[kind, what, ""]], None))

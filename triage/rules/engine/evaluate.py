@@ -298,7 +298,7 @@ def _configs_read(piece: Optional[tuple]) -> Optional[frozenset]:
     for kind, what, _ in piece[0]:
         if kind not in ("c", "q"):  # a config's runs, or what they pooled (triage.rules.engine.pools)
             return None
-        configs.add(what if kind == "c" else what.partition("\x1f")[0])
+        configs.add(what if kind == "c" else what.rpartition("\x1f")[0])  # a metric's name holds no separator
     return frozenset(configs)
 
 

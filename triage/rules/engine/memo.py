@@ -193,7 +193,7 @@ def _holds(ctx: "Context", reads: Reads) -> bool:
             if ctx.derived.get(what) != fp:
                 return False
         elif kind == "q":  # a config's runs pooled (triage.rules.engine.pools): as they were
-            if not ctx.source.holds(("c", what.partition("\x1f")[0]), fp):
+            if not ctx.source.holds(("c", what.rpartition("\x1f")[0]), fp):  # a metric's name holds no separator
                 return False
         elif not ctx.source.holds((kind, what), fp):
             return False

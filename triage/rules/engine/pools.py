@@ -39,11 +39,6 @@ def token(config: str, metric: str) -> tuple[str, str]:
     return POOL, f"{config}\x1f{metric}"
 
 
-def config_read(name: str) -> str:
-    """The config of a pool's read token's name."""
-    return name.partition("\x1f")[0]
-
-
 class Pooled:
     """A config's valid runs with a metric, as a pool keeps them: their keys (once each,
     in the order recorded), how many runs, each run's value and the distinct sample counts."""
