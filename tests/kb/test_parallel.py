@@ -151,18 +151,13 @@ def test_each_process_lets_a_configs_runs_go_once_its_units_are_worked_out(backw
     """Each process works its units out in turn (forwards, or from the last back), a config's
     facts, predictions and confounds next to each other: its runs are let go when the units
     move on to another config, never while one of its units is still to be worked out."""
-    from triage.kb.parallel import letting_go
-    from triage.rules.engine.evaluate import unit_config
+    from triage.rules.engine.evaluate import letting_go, unit_config
 
     units = [n for n, _ in ahead_units(BUNDLED, Context(BUNDLED).source.configs())]
     order = units[::-1] if backwards else units
     forgotten: list[str] = []
-
-    class Source:
-        forget = forgotten.append
-
     seen = []
-    for name in letting_go(iter(order), Source()):
+    for name in letting_go(iter(order), forgotten.append):
         assert unit_config(name) not in forgotten, name  # none of its config's runs let go before it
         seen.append(name)
     assert seen == order

@@ -243,12 +243,12 @@ def _twice(raw: bytes, rec: tuple) -> bool:
     """Whether a key may stand twice in the line (then it takes the slow path, which knows).
 
     Each key of a JSON line ends with a quote and a colon; otherwise only a string that
-    starts with a colon, or an escaped quote before one inside a string, holds a quote-colon.
-    So the quote-colons a line holds are at least its keys,
-    and its keys at least the distinct keys of each of its objects (the record's fields,
-    its metrics, each metric's ``value`` and ``n``, its provenance): equal, no key stands
-    twice, however it is spelled.  A line with a space before a colon (a key may be
-    written so) is not counted."""
+    starts with a colon, or an escaped quote before one inside a string, holds a
+    quote-colon.  So the quote-colons a line holds are at least its keys, and its keys at
+    least the distinct keys of each of its objects (the record's fields, its metrics, each
+    metric's ``value`` and ``n``, its provenance): equal, no key stands twice, however it
+    is spelled.  A line with a space before a colon (a key may be written so) is not
+    counted."""
     find = raw.find  # not ``in``: see quick_line
     if find(b" :") >= 0 or find(b"\t:") >= 0 or find(b"\r:") >= 0 or find(b"\n:") >= 0:
         return True  # a key written with a space before its colon has no quote-colon

@@ -185,23 +185,6 @@ def fork(work: Callable[[], Any]) -> Optional[tuple[int, int]]:
     return pid, r
 
 
-def letting_go(units: Iterable[str], source: Any) -> Iterator[str]:
-    """``units``, each config's runs let go (``source.forget``) once the units of that config
-    are worked out: its facts, its recipe's predictions and confounds, which come one after
-    another (:func:`triage.rules.engine.evaluate.ahead_units`).  A process then holds the
-    runs of the config it works on, not of every config it worked on (asked for again, they
-    are read again)."""
-    from triage.rules.engine.evaluate import unit_config
-
-    held: Optional[str] = None
-    for name in units:  # each taken when asked for: the one before it is worked out
-        config = unit_config(name)
-        if held is not None and config != held:
-            source.forget(held)
-        held = config
-        yield name
-
-
 def pieces_of(got: list) -> tuple[str, dict]:
     key, pieces = got[0], got[1]
     return key, {name: (reads, data) for name, (reads, data) in pieces.items()}
@@ -217,13 +200,13 @@ class Helper(Process):
     def help(self, s: Any, inv: Any, memo: Any) -> None:
         """Before ``memo``'s evaluation of ``inv``: work out the units the helper has
         not taken, from the last back, then take in what both worked out."""
-        from triage.rules.engine.evaluate import work_ahead
+        from triage.rules.engine.evaluate import letting_go, work_ahead
 
         units = _Units(inv, self._configs, self._flags)
         memo.claim = units.claim(_MINE)
-        try:
+        try:  # a config's runs let go once its units here are worked out
             taken = units.take(range(len(units.units) - 1, -1, -1), _MINE, bisects=False)
-            work_ahead(inv, memo, letting_go(taken, inv.source))
+            work_ahead(inv, memo, letting_go(taken, inv.source.forget))
         finally:
             memo.claim = None
         key = memo.key
@@ -263,7 +246,7 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) 
     from triage.kb.investigations import load_bundle
     from triage.kb.models import Investigation
     from triage.kb.runsource import DbSource
-    from triage.rules.engine.evaluate import work_ahead
+    from triage.rules.engine.evaluate import letting_go, work_ahead
 
     with Session(read_engine(url)) as s:
         bundle = load_bundle(s, s.get(Investigation, iid), runs=False)
@@ -271,5 +254,6 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) 
         memo = pieces.load(s, iid, snapshot.code_stamp(), full=full)
         units = _Units(bundle, configs, flags)
         memo.claim = units.claim(_HELPERS)
-        work_ahead(bundle, memo, letting_go(units.take(range(len(units.units)), _HELPERS, bisects=True), bundle.source))
+        taken = units.take(range(len(units.units)), _HELPERS, bisects=True)
+        work_ahead(bundle, memo, letting_go(taken, bundle.source.forget))
     return [memo.key, {name: memo.pieces[name] for name in memo.worked}]

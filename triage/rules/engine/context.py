@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from triage.rules.decisions import stats
 from triage.rules.engine.records import (
@@ -107,6 +108,19 @@ class Context:
             fp = self.source.fingerprint(token) if fingerprint is None else fingerprint
             for track in self._tracks:
                 track[token] = fp
+
+    @contextmanager
+    def unnoted(self) -> Iterator[None]:
+        """Nothing read inside is noted for the pieces being worked out (a piece of its own,
+        worked out inside one, notes what it reads for itself; the one around it notes it)."""
+        tracks, noting = list(self._tracks), self._noting
+        self._tracks.clear()  # shared with the contexts this one is part of: emptied in place
+        self._noting = None
+        try:
+            yield
+        finally:
+            self._tracks[:] = tracks
+            self._noting = noting
 
     def order(self, run: RunRec) -> int:
         return self.source.order(run)

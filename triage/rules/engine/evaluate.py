@@ -368,20 +368,35 @@ def work_through(inv: Investigation, memo: Memo, read: Callable[[list[str]], Non
             end += 1
         return end
 
-    def in_turn() -> Iterator[str]:  # each unit, the runs it reads read before and let go after
+    def in_turn() -> Iterator[str]:  # each unit, the runs it reads read before it
         ahead = batch(0)  # the configs read so far, in order: the first before the bisects and rules
         read(configs[:ahead])
-        for name, after in zip(units, [*units[1:], ""]):
+        for name in units:
             config = unit_config(name)
             if name.startswith("f:") and at[config] >= ahead:
                 start, ahead = at[config], batch(at[config])
                 read(configs[start:ahead])
-            yield name  # worked out before the next is asked for
-            if config in at and not (after[:1] in ("p", "c") and unit_config(after) == config):
-                forget(config)
+            yield name
 
-    work_ahead(inv, memo, in_turn())
+    work_ahead(inv, memo, letting_go(in_turn(), lambda config: forget(config) if config in at else None))
     memo.adopt_own()
+
+
+def letting_go(units: Iterable[str], forget: Callable[[str], None]) -> Iterator[str]:
+    """``units`` (each worked out before the next is asked for), each config's runs let go
+    (``forget``) once the units of that config are: its facts, its recipe's predictions and
+    confounds, which come one after another (:func:`ahead_units`, forwards or backwards).
+    A process then holds the runs of the config it works on, not of every config it worked
+    on (asked for again, they are read again)."""
+    held: Optional[str] = None
+    for name in units:
+        config = unit_config(name)
+        if held is not None and config != held:
+            forget(held)
+        held = config
+        yield name
+    if held is not None:
+        forget(held)
 
 
 def unit_config(unit: str) -> Optional[str]:

@@ -8,9 +8,9 @@ every run it reads (a config's runs, a run id's, all of them, a bisect's state,
 a config's runs as pooled, or a value the evaluation worked out before it, such
 as a base config's newest valid run) with a fingerprint of what it read.  A
 later evaluation reuses the piece while every fingerprint holds, and works it
-out again otherwise; what
-holds for every piece (the definitions, the references, the engine's code) is
-the memo's ``key``, and a change of it works everything out again.
+out again otherwise; what holds for every piece (the definitions, the
+references, the engine's code) is the memo's ``key``, and a change of it works
+everything out again.
 
 A piece worked out now and a piece read back go through the same encoding,
 so that an incremental evaluation is, to the byte, a whole one.

@@ -102,10 +102,7 @@ def pooled(ctx: "Context", config: str, metric: str) -> tuple[Pooled, str]:
     """The pool of ``config``'s valid runs with ``metric``, from the memo (updated from the runs
     added since) or worked out; and the fingerprint of the config's runs it holds for.  What it
     reads is not noted for the piece that asks: the caller notes the pool."""
-    tracks, noting = list(ctx._tracks), ctx._noting
-    ctx._tracks.clear()  # shared with the contexts this one is part of: emptied in place
-    ctx._noting = None
-    try:
+    with ctx.unnoted():
         made = ctx.memo.piece(
             ctx, POOL + ":" + token(config, metric)[1],
             lambda: Pooled.of(config, [r for r in ctx.by_config.get(config, [])
@@ -113,7 +110,4 @@ def pooled(ctx: "Context", config: str, metric: str) -> tuple[Pooled, str]:
             POOLED,
             update=lambda old, new: old.added([r for r in new if ctx.valid(r) and ctx.has_metric(r, metric)],
                                               metric))
-    finally:
-        ctx._tracks[:] = tracks
-        ctx._noting = noting
     return made, ctx.source.fingerprint(("c", config))
