@@ -29,9 +29,13 @@ class _Source:
         self.asked += 1
         return [self.runs[p] for p in pairs if p in self.runs]
 
+    def refs_by_keys(self, pairs: list) -> list:
+        self.asked += 1
+        return [(r.run_id, r.config, r.url) for r in self.by_keys(pairs)]
+
 
 def _run(run_id: str, config: str) -> SimpleNamespace:
-    return SimpleNamespace(run_id=run_id, config=config, key=f"{run_id}/{config}")
+    return SimpleNamespace(run_id=run_id, config=config, key=f"{run_id}/{config}", url=f"u/{run_id}/{config}")
 
 
 @settings(max_examples=300, deadline=None)
@@ -55,6 +59,22 @@ def test_configs_of_many_keys_are_each_keys_config(configs, ids, keys, before) -
     assert many.configs_of(named) == expected
     every = ListRuns(runs)
     assert every.configs_of(named) == {c for k in named if (c := every.config_of(k)) is not None}
+    # keys looked up by name only (the view's links) say what keys looked up whole say, and
+    # name the runs the same
+    whole, by_name = (SourceRuns(_Source(runs, configs + ["unseen"]), None) for _ in range(2))
+    for view in (whole, by_name):
+        view.prefetch([named[i] for i in before if i < len(named)])
+    whole.prefetch(named)
+    by_name.prefetch_refs(named)
+    assert by_name.configs_of(named) == whole.configs_of(named)
+    if "" not in named:
+        assert by_name.configs_of(Keys(SEP.join(named))) == whole.configs_of(Keys(SEP.join(named)))
+    assert [by_name.config_of(k) for k in named] == [whole.config_of(k) for k in named]
+    for key in named:
+        run = one.get(key)
+        assert by_name.ref(key) == ((run.run_id, run.config, run.url) if run is not None else None)
+        assert by_name.ref(key) == every.ref(key)
+        assert by_name.get(key) is run or by_name.get(key) == run  # a run named by name is read whole when asked
 
 
 def test_the_usual_keys_configs_ask_the_knowledge_base_nothing() -> None:

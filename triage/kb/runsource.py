@@ -12,9 +12,9 @@ would not.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
-from sqlalchemy import and_, func, select, tuple_
+from sqlalchemy import Text, cast, func, select, tuple_
 from sqlmodel import Session
 
 from triage.kb import configruns
@@ -28,6 +28,11 @@ from triage.rules.engine.source import Token, config_and_keys, digest
 _MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 #: The run table's columns a run is read from, the JSON ones as their text (as run_records reads them).
 _COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in JSON_COLUMNS else c for c in READ_COLUMNS) + ", pk"
+
+
+def _read_columns(t: Any) -> list:
+    """:data:`_COLUMNS` as SQLAlchemy writes them."""
+    return [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
 
 
 class DbSource:
@@ -115,28 +120,47 @@ class DbSource:
         asked for as it is, not every run of its run id (the runs of a matrix share one
         and would be read and decoded only to be left out)."""
         wanted, out = self._at_hand(sorted(set(pairs)))
+        for rows in self._pairs_rows(wanted, _COLUMNS, _read_columns):
+            out += runs_of_rows(rows)
+        return sorted(out, key=self.order)
+
+    def refs_by_keys(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str, Optional[str]]]:
+        """(run id, config, URL) of the runs of these pairs, in no order: what a view names a
+        run by, without reading and decoding the rest of it (a report names the first runs
+        behind each of thousands of pieces of evidence)."""
+        wanted, found = self._at_hand(sorted(set(pairs)))
+        out = [(r.run_id, r.config, r.url) for r in found]
+        for rows in self._pairs_rows(wanted, "run_id, config, url", lambda t: [t.c.run_id, t.c.config, t.c.url]):
+            for batch in rows:
+                out += batch
+        return out
+
+    def _pairs_rows(self, wanted: list[tuple[str, str]], columns: str, cols: Any) -> Iterator[Any]:
+        """For each chunk of (run id, config) pairs, the rows of their runs with ``columns``
+        (``cols(table)``: the same as SQLAlchemy columns), in batches of plain tuples."""
         conn = self._s.connection()
         mark = _MARKS.get(conn.dialect.paramstyle)
         for i in range(0, len(wanted), 2000):  # through the unique index by run id; 6,000 parameters a query
             chunk = wanted[i:i + 2000]
             ids = sorted({run_id for run_id, _ in chunk})
             if mark is None:  # a driver of another parameter style: as SQLAlchemy writes it
-                out += run_records(self._s, self._iid, where=lambda t: and_(
-                    t.c.run_id.in_(ids), tuple_(t.c.run_id, t.c.config).in_(chunk)))
+                t = self._t
+                q = select(*cols(t)).where(t.c.investigation_id == self._iid, t.c.run_id.in_(ids),
+                                           tuple_(t.c.run_id, t.c.config).in_(chunk))
+                yield [[tuple(row) for row in self._s.execute(q)]]
                 continue
             # The statement written here: SQLAlchemy would spell out 6,000 parameters of
             # an expanding IN in Python, each time (a third of the time this takes).
             result = conn.exec_driver_sql(
-                f"SELECT {_COLUMNS} FROM run WHERE investigation_id = {mark}"
+                f"SELECT {columns} FROM run WHERE investigation_id = {mark}"
                 f" AND run_id IN ({', '.join([mark] * len(ids))})"
                 f" AND (run_id, config) IN (VALUES {', '.join([f'({mark}, {mark})'] * len(chunk))})",
                 (self._iid, *ids, *[x for pair in chunk for x in pair]))
             try:
                 cursor = result.cursor
-                out += runs_of_rows(iter(lambda: cursor.fetchmany(10_000), []))
+                yield iter(lambda: cursor.fetchmany(10_000), [])
             finally:
                 result.close()
-        return sorted(out, key=self.order)
 
     def _at_hand(self, pairs: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[RunRec]]:
         """The pairs of configs not read whole yet, and the runs of those that were (an

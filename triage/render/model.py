@@ -81,7 +81,9 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     index = runs_of(bundle)
     short = _shortener(spec.config_prefix)
     shown = index.newest(runs_limit)
-    index.prefetch(_named(bundle, ev) + index.warned(w.message for w in ev.warnings))  # in one query
+    # the runs the view reads (a recipe's results, the warnings'), whole; those it only names, by name
+    index.prefetch([k for st in ev.recipes for k in st.runs[:RUN_REFS]] + index.warned(w.message for w in ev.warnings))
+    index.prefetch_refs(_named(bundle, ev))
     prime = getattr(ev.readings, "prime", None)
     if prime is not None:  # the runs the view asks readings of, at hand
         prime(shown)
@@ -142,16 +144,16 @@ class _RunRefs:
 
     def split(self, key: str) -> tuple[str, str]:
         # By lookup first: a run id or config may itself hold a "/".
-        run = self.index.get(key)
-        if run is not None:
-            return run.run_id, run.config
+        found = self.index.ref(key)
+        if found is not None:
+            return found[0], found[1]
         run_id, _, config = key.partition("/")
         return run_id, config
 
     def run_ref(self, key: str) -> dict:
-        run = self.index.get(key)  # as split() says, looked up once
-        if run is not None:
-            return {"run_id": run.run_id, "config": run.config, "url": run.url}
+        found = self.index.ref(key)  # as split() says, looked up once
+        if found is not None:
+            return {"run_id": found[0], "config": found[1], "url": found[2]}
         run_id, _, config = key.partition("/")
         return {"run_id": run_id, "config": config, "url": None}
 
@@ -314,7 +316,8 @@ def _tree(hypotheses: list) -> list[tuple[Any, str]]:
 
 def _named(bundle: Any, ev: Any) -> list[str]:
     """The keys of the runs a view names: the first RUN_REFS behind each piece of
-    evidence, bisect point and recipe, and every run manual evidence names."""
+    evidence, bisect point and recipe, and every run manual evidence names (the
+    Experiments table asks each one's config)."""
     keys: list[str] = []
     for e in ev.evidence:  # a manual item may name runs that are not (or no longer) there: look them all up
         keys += e.runs if e.rule == "manual" else e.runs[:RUN_REFS]

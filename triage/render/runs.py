@@ -24,6 +24,13 @@ class ListRuns:
     def prefetch(self, keys: Iterable[str]) -> None:
         pass
 
+    def prefetch_refs(self, keys: Iterable[str]) -> None:
+        pass
+
+    def ref(self, key: str) -> Optional[tuple[str, str, Optional[str]]]:
+        run = self._by_key.get(key)
+        return (run.run_id, run.config, run.url) if run is not None else None
+
     def fetched(self) -> list[Any]:
         return []  # every run is at hand already
 
@@ -67,6 +74,8 @@ class SourceRuns:
         self._known: dict[str, Any] = {}
         self._asked: set[str] = set()
         self._missing: set[str] = set()  # asked for, no such run
+        self._refs: dict[str, tuple[str, str, Optional[str]]] = {}  # key -> (run id, config, URL), of prefetch_refs
+        self._looked: set[str] = set()  # asked for whole or by prefetch_refs (a run found: in _known or _refs)
 
     def _pairs(self, key: str) -> list[tuple[str, str]]:
         """(run id, config) for each way ``key`` splits into a known config."""
@@ -75,10 +84,30 @@ class SourceRuns:
     def prefetch(self, keys: Iterable[str]) -> None:
         wanted = [k for k in dict.fromkeys(keys) if k not in self._asked]
         self._asked.update(wanted)
+        self._looked.update(wanted)
         pairs = [p for k in wanted for p in self._pairs(k)]
         for r in self._source.by_keys(pairs) if pairs else []:
             self._known.setdefault(r.key, r)
         self._missing.update(k for k in wanted if k not in self._known)
+
+    def prefetch_refs(self, keys: Iterable[str]) -> None:
+        """Look up what names each run (:meth:`ref`) of these keys, in one query per 2,000 keys,
+        without reading the runs whole: for keys the view shows as links and nothing more."""
+        wanted = [k for k in dict.fromkeys(keys) if k not in self._looked]
+        self._looked.update(wanted)
+        pairs = [p for k in wanted for p in self._pairs(k)]
+        for run_id, config, url in self._source.refs_by_keys(pairs) if pairs else []:
+            self._refs.setdefault(f"{run_id}/{config}", (run_id, config, url))
+        self._missing.update(k for k in wanted if k not in self._known and k not in self._refs)
+
+    def ref(self, key: str) -> Optional[tuple[str, str, Optional[str]]]:
+        """(run id, config, URL) of the run ``key`` names (None: no such run)."""
+        run = self._known.get(key)
+        if run is not None:
+            return run.run_id, run.config, run.url
+        if key not in self._looked:
+            self.prefetch_refs([key])
+        return self._refs.get(key)
 
     def fetched(self) -> list[Any]:
         return list(self._known.values())
@@ -86,8 +115,10 @@ class SourceRuns:
     def config_of(self, key: str) -> Optional[str]:
         """The config of the run ``key`` names (None: no such run).  A key the
         evaluation derived from a run splits into one known config: no lookup."""
-        if key in self._known or key in self._asked:
+        if key in self._known or key in self._looked:
             run = self._known.get(key)
+            if run is None and key in self._refs:
+                return self._refs[key][1]
             return run.config if run is not None else None
         pairs = self._pairs(key)
         if len(pairs) == 1:
@@ -100,7 +131,7 @@ class SourceRuns:
         a piece of evidence may read thousands of runs, so the usual key (one
         "/", a known config) is split here, without a call of its own."""
         out: set[str] = set()
-        known, asked, configs = self._known, self._asked, self._configs
+        known, asked, configs = self._known, self._looked, self._configs
         if isinstance(keys, Keys) and not self._missing:
             # every key asked for was found: a key of one "/" and a known config is of that
             # config, looked up or not; so each distinct text after the first "/" says it once
@@ -136,6 +167,7 @@ class SourceRuns:
         for r in runs:
             self._known.setdefault(r.key, r)
             self._asked.add(r.key)
+            self._looked.add(r.key)
             self._missing.discard(r.key)
         return runs
 
