@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from triage.rules.engine import summary
-from triage.rules.engine.keys import once
+from triage.rules.engine.keys import Keys, once
 from triage.rules.engine.context import Context, _run_order, num
 from triage.rules.engine.records import (
-    Confound,
+    Combo,
+    Confounds,
     RunRec,
     Warning_,
 )
@@ -60,7 +61,7 @@ def newest_base(recipe: RecipeSpec, ctx: Context) -> Base:
     return of_base.valid[-1], dict(found)
 
 
-def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> list[Confound]:
+def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> Confounds:
     """A recipe's valid runs whose recorded provenance differs from their base
     run in a key the recipe does not declare (`vary`), or that recorded another
     value for a key it does declare.  Keys in `ignore_provenance` never count;
@@ -97,24 +98,26 @@ def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> list[
                     found.append((key, prov[key], base_prov[key], base_key, None))
         said[i] = found
     if not any(said.values()):  # no provenance differs: no need to go through the runs
-        return []
-    return [Confound(run, recipe.id, key, value, base_value, base_run=base_key, declared=want)
-            for run, i in zip(own.valid, own.valid_provenance)
-            for key, value, base_value, base_key, want in said[i]]
+        return Confounds()
+    # as columns (Confounds): a confound per run and key, each kind once, first seen first
+    combos: dict[Combo, int] = {}
+    per: dict[int, list[tuple[str, int]]] = {}  # provenance -> (value, kind) of each key it differs in
+    runs, values, places = [], [], []
+    for run, i in zip(own.valid, own.valid_provenance):
+        got = per.get(i)
+        if got is None:
+            got = per[i] = [(value, combos.setdefault((recipe.id, key, base_value, base_key, want), len(combos)))
+                            for key, value, base_value, base_key, want in said[i]]
+        for value, place in got:
+            runs.append(run)
+            values.append(value)
+            places.append(place)
+    return Confounds([(Keys.of(runs), values, places, list(combos))])
 
 
-def confound_warnings(confounds: Sequence[Confound], ctx: Context) -> list[Warning_]:
+def confound_warnings(confounds: Confounds, ctx: Context) -> list[Warning_]:
     """One warning per config and difference, with how many runs it holds for: runs of a
     recipe that differ from its base in one key are said once, whether they recorded one
     value of it or each their own (a sha per commit: then the count of values and the first)."""
-    groups: dict[tuple, tuple[list[str], dict[str, None], Confound]] = {}
-    for c in confounds:
-        run_id, _, config = c.run.partition("/")
-        key = (config, c.recipe, c.key, c.base_value, c.base_run, c.declared)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = ([], {}, c)
-        group[0].append(run_id)
-        group[1].setdefault(c.value, None)
-    return [Warning_("confound", f"{summary.head(ids, config, ctx.short, 'run ')}: {first.what(ctx, list(values))}")
-            for (config, *_), (ids, values, first) in groups.items()]
+    return [Warning_("confound", f"{summary.head_of(count, ids, config, ctx.short, 'run ')}: {first.what(ctx, values)}")
+            for config, first, count, ids, values in confounds.groups()]

@@ -46,6 +46,7 @@ from triage.rules.decisions.readings import Readings, reading, subject_table
 from triage.rules.engine.records import (
     BisectState,
     Confound,
+    Confounds,
     Evaluation,
     EvidenceItem,
     Investigation,
@@ -102,11 +103,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
                          list(override_warnings) + exclusive_warnings, exclusive_conflicting)
     states = recipe_states(inv, ctx, items, statuses, confounds)
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
-    confound_keys: dict[str, list[str]] = {}
-    for c in confounds:
-        confound_keys.setdefault(c.run, []).append(c.key)
-    readings = Readings(ctx, {key: f"confounded ({', '.join(dict.fromkeys(keys))})"
-                              for key, keys in confound_keys.items()})
+    readings = Readings(ctx, confounds.notes())
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
     items.sort(key=lambda e: (order.get(e.hypothesis, len(order)), e.hypothesis))
     invalid = InvalidRuns({f.config: f.invalid for f in per_config})
@@ -115,7 +112,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
 
 
 def _evidence(inv: Investigation, ctx: Context, units: list[Unit],
-              bisects: list[BisectState]) -> tuple[list[EvidenceItem], list[Confound]]:
+              bisects: list[BisectState]) -> tuple[list[EvidenceItem], Confounds]:
     """Every evidence item (rules, predictions, by hand, finished bisects), superseded and
     confounded ones marked, each once; and the confounds."""
     items, read = _evidence_pieces(units, ctx)
@@ -143,10 +140,10 @@ def _evidence(inv: Investigation, ctx: Context, units: list[Unit],
             unique.append(e)
     # Evidence resting on a confounded run stays, marked.
     confounds = _confound_pieces(units, ctx)
-    confounded = {c.run for c in confounds}
+    confounded = confounds.runs()
     # a recipe's confounds are runs of its config (named as the recipe): an item whose
     # runs name none of those configs is not looked through run by run
-    configs = {c.recipe for c in confounds}
+    configs = set(confounds.recipes())
     items = [_flagged(e, "confounded") if confounded and _rests_on(e.runs, confounded, configs, read.get(id(e)))
              else e for e in unique]
     del made
@@ -192,7 +189,7 @@ def _overrides(inv: Investigation, statuses: dict[str, str], items: list[Evidenc
 
 
 def _warnings(inv: Investigation, ctx: Context, statuses: dict[str, str], per_config: list,
-              bisects: list[BisectState], confounds: list[Confound], rivals: Rivals,
+              bisects: list[BisectState], confounds: Confounds, rivals: Rivals,
               warnings: list[Warning_], exclusive_conflicting: set[str]) -> list[Warning_]:
     """The report's warnings after ``warnings`` (overrides, exclusive groups), in the report's order."""
     for h, s in statuses.items():
@@ -302,8 +299,8 @@ def _configs_read(piece: Optional[tuple]) -> Optional[frozenset]:
     return frozenset(configs)
 
 
-def _confound_pieces(units: list[Unit], ctx: Context) -> list[Confound]:
-    return [c for name, _, make in units if name[0] == "c" for c in make(ctx)]
+def _confound_pieces(units: list[Unit], ctx: Context) -> Confounds:
+    return Confounds.joined([make(ctx) for name, _, make in units if name[0] == "c"])
 
 
 def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, bool]]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Opt
 from msgspec.msgpack import encode as _pack
 
 from triage.rules.engine.keys import SEP, Keys, keys_text
-from triage.rules.engine.records import BisectState, Confound, EvidenceItem, PointState
+from triage.rules.engine.records import BisectState, Confound, Confounds, EvidenceItem, PointState
 from triage.rules.engine.source import Token
 
 if TYPE_CHECKING:
@@ -270,25 +270,21 @@ def _confounds_row(items: Sequence[Confound]) -> dict:
     confound the place of what the rest says (recipe, key, base value, base run, declared)
     among the few distinct ones.  A recipe whose runs each recorded their own sha has a
     confound per run."""
-    combos: dict[tuple, int] = {}
-    places = [combos.setdefault((c.recipe, c.key, c.base_value, c.base_run, c.declared), len(combos)) for c in items]
-    values = [c.value for c in items]
+    runs, values, places, combos = (items if isinstance(items, Confounds) else Confounds.of(items)).columns()
     if any(SEP in v for v in values):  # a value no text may join: row by row
         return {"rows": [[c.run, c.recipe, c.key, c.value, c.base_value, c.base_run, c.declared] for c in items]}
-    return {"runs": keys_text([c.run for c in items]), "values": SEP.join(values), "n": len(values),
-            "places": places, "combos": [list(c) for c in combos]}
+    return {"runs": keys_text(runs), "values": SEP.join(values), "n": len(values),
+            "places": list(places), "combos": [list(c) for c in combos]}
 
 
-def _confounds(row: dict) -> list[Confound]:
+def _confounds(row: dict) -> Confounds:
     if "rows" in row:
-        return [Confound(*r) for r in row["rows"]]
-    combos = row["combos"]
+        return Confounds.of([Confound(*r) for r in row["rows"]])
     values = row["values"].split(SEP) if row["n"] else []
-    return [Confound(run, combos[i][0], combos[i][1], value, *combos[i][2:])
-            for run, value, i in zip(Keys(row["runs"]), values, row["places"])]
+    return Confounds([(Keys(row["runs"], row["n"]), values, row["places"], [tuple(c) for c in row["combos"]])])
 
 
-CONFOUNDS: Codec[list[Confound]] = Codec(_confounds_row, _confounds)
+CONFOUNDS: Codec[Sequence[Confound]] = Codec(_confounds_row, _confounds)
 
 
 def _point_row(p: PointState) -> list:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from enum import Enum
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
-from triage.rules.engine.keys import Keys
+from triage.rules.engine.keys import Keys, configs_of, splits
 from triage.rules.language.schema import (
     BisectSpec,
     HypothesisSpec,
@@ -155,6 +156,151 @@ class Confound:
                 f"{self.base_value}; the recipe does not declare {self.key}")
 
 
+#: A kind of confound, what every confound of it shares: (recipe, key, base value, base run, declared).
+Combo = tuple[str, str, Optional[str], Optional[str], Optional[str]]
+
+
+class Confounds(Sequence[Confound]):
+    """Confounds kept as columns, a recipe's at a time, as its piece stores them: the runs
+    (:class:`Keys`), each one's value, and the place of what the rest says among the few
+    distinct kinds (:data:`Combo`).  A recipe whose runs each record their own sha has a
+    confound per run: hundreds of thousands in a large investigation, where what is asked
+    of them (which runs, which recipes and keys, what the warnings group) is answered from
+    the columns; a :class:`Confound` is made only for one looked at."""
+
+    __slots__ = ("_parts", "_len", "_items")
+
+    def __init__(self, parts: Sequence[tuple[Keys, Sequence[str], Sequence[int], Sequence[Combo]]] = ()) -> None:
+        self._parts = [p for p in parts if p[2]]
+        self._len = sum(len(p[2]) for p in self._parts)
+        self._items: Optional[tuple[Confound, ...]] = None
+
+    @classmethod
+    def of(cls, items: Sequence[Confound]) -> Confounds:
+        combos: dict[Combo, int] = {}
+        places = [combos.setdefault((c.recipe, c.key, c.base_value, c.base_run, c.declared), len(combos))
+                  for c in items]
+        made = cls([(Keys.of([c.run for c in items]), [c.value for c in items], places, list(combos))])
+        made._items = tuple(items)
+        return made
+
+    @classmethod
+    def joined(cls, groups: Sequence[Confounds]) -> Confounds:
+        """These confounds, one after the other (no column is copied)."""
+        return cls([p for g in groups for p in g._parts])
+
+    def columns(self) -> tuple[Keys, Sequence[str], Sequence[int], Sequence[Combo]]:
+        """As one part (what a recipe's piece stores)."""
+        if len(self._parts) == 1:
+            return self._parts[0]
+        if not self._parts:
+            return Keys(), [], [], []
+        return Confounds.of(tuple(self)).columns()
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[Confound]:
+        if self._items is not None:
+            return iter(self._items)
+        return (Confound(run, combos[i][0], combos[i][1], value, *combos[i][2:])
+                for runs, values, places, combos in self._parts for run, value, i in zip(runs, values, places))
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice) and i.step is None and (i.start or 0) == 0 and i.stop is not None and i.stop >= 0:
+            return tuple(islice(self, i.stop))  # the first few, as a view shows them
+        if self._items is None:
+            self._items = tuple(self)
+        return self._items[i]
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, (Confounds, list, tuple)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Confounds({list(self)!r})"
+
+    def runs(self) -> set[str]:
+        """The runs confounded."""
+        return {run for runs, *_ in self._parts for run in runs.passing()}
+
+    def recipes(self) -> dict[str, set[str]]:
+        """Each recipe with confounds, and the keys its runs are confounded in."""
+        out: dict[str, set[str]] = {}
+        for *_, combos in self._parts:
+            for combo in combos:
+                out.setdefault(combo[0], set()).add(combo[1])
+        return out
+
+    def groups(self) -> Iterator[tuple[str, Confound, int, list[str], list[str]]]:
+        """The confounds by their run's config and kind, first seen first: (the config, the
+        first confound, how many, the first few run ids, the distinct values)."""
+        from triage.rules.engine.summary import NAMED
+
+        for runs, values, places, combos in self._parts:
+            groups: dict[tuple[str, int], list] = {}  # (config, place) -> [first, count, ids, values]
+            for run, value, i in zip(runs.passing(), values, places):
+                run_id, _, config = run.partition("/")
+                g = groups.get((config, i))
+                if g is None:
+                    groups[(config, i)] = [Confound(run, combos[i][0], combos[i][1], value, *combos[i][2:]), 1,
+                                           [run_id], {value: None}]
+                    continue
+                g[1] += 1
+                if len(g[2]) < NAMED:
+                    g[2].append(run_id)
+                g[3][value] = None
+            for (config, _), (first, count, ids, seen) in groups.items():
+                yield config, first, count, ids, list(seen)
+
+    def notes(self) -> Mapping[str, str]:
+        """Run key -> what its reading adds ("confounded (image, sha)"), looked up among
+        the runs of the configs a key can be of."""
+        return _Notes(self._parts)
+
+
+class _Notes(Mapping[str, str]):
+    """:meth:`Confounds.notes`: a part's runs indexed when a key of its configs is first asked."""
+
+    def __init__(self, parts: list) -> None:
+        self._parts = parts
+        self._by_config: Optional[dict[str, list[int]]] = None
+        self._index: dict[int, dict[str, list[str]]] = {}
+
+    def _of(self, i: int) -> dict[str, list[str]]:
+        found = self._index.get(i)
+        if found is None:
+            runs, _, places, combos = self._parts[i]
+            found = self._index[i] = {}
+            for run, place in zip(runs.passing(), places):
+                found.setdefault(run, []).append(combos[place][1])
+        return found
+
+    def __getitem__(self, key: str) -> str:
+        if self._by_config is None:
+            self._by_config = {}
+            for i, (runs, *_) in enumerate(self._parts):
+                for config in configs_of(runs):
+                    self._by_config.setdefault(config, []).append(i)
+        parts = sorted({i for _, config in splits(key) for i in self._by_config.get(config, ())})
+        keys = [k for i in parts for k in self._of(i).get(key, ())]
+        if not keys:
+            raise KeyError(key)
+        return f"confounded ({', '.join(dict.fromkeys(keys))})"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(run for runs, *_ in self._parts for run in runs.passing()))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:
+        return bool(self._parts)
+
+
 @dataclass(frozen=True)
 class RecipeState:
     """Where a recipe stands: never run, no valid run, can't tell, or run (decided)."""
@@ -269,7 +415,7 @@ class Evaluation:
     warnings: list[Warning_]
     untested: list[str]
     recipes: list[RecipeState] = field(default_factory=list)
-    confounds: list[Confound] = field(default_factory=list)
+    confounds: Sequence[Confound] = field(default_factory=list)  # Confounds, from an evaluation
     # open children of a confirmed parent: the next level to decide
     next_level: dict[str, list[str]] = field(default_factory=dict)
     invalid: Mapping[str, str] = field(default_factory=dict)  # run key -> why it decides nothing (in the order recorded)

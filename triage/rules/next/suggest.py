@@ -30,7 +30,7 @@ from triage.rules.engine.keys import configs_of, each
 from triage.rules.engine.evidence import _prediction_condition
 from triage.rules.engine.records import (
     BisectState,
-    Confound,
+    Confounds,
     EvidenceItem,
     Investigation,
     RecipeState,
@@ -120,7 +120,7 @@ def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid:
 
 
 def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem], statuses: Mapping[str, str],
-                  confounds: Sequence[Confound]) -> list[RecipeState]:
+                  confounds: Confounds) -> list[RecipeState]:
     """Never run, no valid run (an undeclared outcome, excluded, known failure),
     can't tell (a valid run whose reading is within noise), waiting (a
     prediction of an open hypothesis has no data: its base or a reference has
@@ -129,9 +129,8 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
     by_rule: dict[str, list[EvidenceItem]] = {}
     for e in items:
         by_rule.setdefault(e.rule, []).append(e)
-    confounded_by: dict[str, set[str]] = {}  # recipe -> the keys its runs are confounded in
-    for c in confounds:
-        confounded_by.setdefault(c.recipe, set()).add(c.key)
+    # recipe -> the keys its runs are confounded in
+    confounded_by = confounds.recipes()
     # the items that can make a recipe "can't tell", by the configs their runs can be of
     open_items: dict[str, list[EvidenceItem]] = {}
     for e in items:
