@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from enum import Enum
-from itertools import islice
+from itertools import compress, islice
+from operator import ne
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
-from triage.rules.engine.keys import Keys, configs_of, splits
+from triage.rules.engine.keys import SEP, Keys, configs_of, splits
 from triage.rules.language.schema import (
     BisectSpec,
     HypothesisSpec,
@@ -238,28 +239,80 @@ class Confounds(Sequence[Confound]):
     def groups(self) -> Iterator[tuple[str, Confound, int, list[str], list[str]]]:
         """The confounds by their run's config and kind, first seen first: (the config, the
         first confound, how many, the first few run ids, the distinct values)."""
-        from triage.rules.engine.summary import NAMED
-
-        for runs, values, places, combos in self._parts:
-            groups: dict[tuple[str, int], list] = {}  # (config, place) -> [first, count, ids, values]
-            for run, value, i in zip(runs.passing(), values, places):
-                run_id, _, config = run.partition("/")
-                g = groups.get((config, i))
-                if g is None:
-                    groups[(config, i)] = [Confound(run, combos[i][0], combos[i][1], value, *combos[i][2:]), 1,
-                                           [run_id], {value: None}]
-                    continue
-                g[1] += 1
-                if len(g[2]) < NAMED:
-                    g[2].append(run_id)
-                g[3][value] = None
-            for (config, _), (first, count, ids, seen) in groups.items():
-                yield config, first, count, ids, list(seen)
+        for part in self._parts:
+            yield from _plain_groups(part) or _groups(part)
 
     def notes(self) -> Mapping[str, str]:
         """Run key -> what its reading adds ("confounded (image, sha)"), looked up among
         the runs of the configs a key can be of."""
         return _Notes(self._parts)
+
+
+def _groups(part: tuple) -> list[tuple[str, Confound, int, list[str], list[str]]]:
+    """:meth:`Confounds.groups` of one part, run by run."""
+    from triage.rules.engine.summary import NAMED
+
+    runs, values, places, combos = part
+    groups: dict[tuple[str, int], list] = {}  # (config, place) -> [first, count, ids, values]
+    for run, value, i in zip(runs.passing(), values, places):
+        run_id, _, config = run.partition("/")
+        g = groups.get((config, i))
+        if g is None:
+            groups[(config, i)] = [Confound(run, *combos[i][:2], value, *combos[i][2:]), 1, [run_id], {value: None}]
+            continue
+        g[1] += 1
+        if len(g[2]) < NAMED:
+            g[2].append(run_id)
+        g[3][value] = None
+    return [(config, first, count, ids, list(seen)) for (config, _), (first, count, ids, seen) in groups.items()]
+
+
+def _plain_groups(part: tuple) -> Optional[list[tuple[str, Confound, int, list[str], list[str]]]]:
+    """:func:`_groups` of a part whose every run is ``ID/RECIPE`` (one "/", as a recipe's runs
+    are), by kind rather than run by run; None for any other part.  A kind's places are
+    found in the list of places and its distinct values among the values, each in one pass."""
+    from triage.rules.engine.summary import NAMED
+
+    runs, values, places, combos = part
+    recipe, n = combos[0][0], len(places)
+    suffix = f"/{recipe}"
+    text = runs.text
+    if (any(c[0] != recipe for c in combos) or text.count("/") != n or not text.endswith(suffix)
+            or text.count(suffix + SEP) != n - 1):
+        return None
+    ids = runs.ids(suffix).split(SEP)
+    out = []
+    for i, combo in enumerate(combos):  # places are given first seen first
+        at = [places.index(i)]
+        while len(at) < NAMED:
+            try:
+                at.append(places.index(i, at[-1] + 1))
+            except ValueError:
+                break
+        seen = values if len(combos) == 1 else compress(values, map(i.__eq__, places))
+        first = Confound(ids[at[0]] + suffix, *combo[:2], values[at[0]], *combo[2:])
+        out.append((recipe, first, places.count(i), [ids[j] for j in at], list(dict.fromkeys(seen))))
+    return out
+
+
+    def notes(self) -> Mapping[str, str]:
+        """Run key -> what its reading adds ("confounded (image, sha)"), looked up among
+        the runs of the configs a key can be of."""
+        return _Notes(self._parts)
+
+
+class _Spans:
+    """A part's runs for :class:`_Notes` when each run's confounds come one after another (as a
+    recipe's are made): where each run's begin and end, without a list per run."""
+
+    def __init__(self, first: dict[str, int], last: dict[str, int], places: Sequence[int], combos: Sequence) -> None:
+        self._first, self._last, self._places, self._combos = first, last, places, combos
+
+    def get(self, key: str, default: Any = ()) -> Any:
+        at = self._first.get(key)
+        if at is None:
+            return default
+        return [self._combos[self._places[i]][1] for i in range(at, self._last[key] + 1)]
 
 
 class _Notes(Mapping[str, str]):
@@ -268,14 +321,19 @@ class _Notes(Mapping[str, str]):
     def __init__(self, parts: list) -> None:
         self._parts = parts
         self._by_config: Optional[dict[str, list[int]]] = None
-        self._index: dict[int, dict[str, list[str]]] = {}
+        self._index: dict[int, Any] = {}  # a part's place -> its runs' keys (a dict, or _Spans)
 
-    def _of(self, i: int) -> dict[str, list[str]]:
+    def _of(self, i: int) -> Any:
         found = self._index.get(i)
         if found is None:
             runs, _, places, combos = self._parts[i]
+            listed = list(runs.passing())
+            first = dict(zip(reversed(listed), range(len(listed) - 1, -1, -1)))
+            if len(first) == 1 + sum(map(ne, listed[1:], listed[:-1])):  # each run's confounds one after another
+                found = self._index[i] = _Spans(first, dict(zip(listed, range(len(listed)))), places, combos)
+                return found
             found = self._index[i] = {}
-            for run, place in zip(runs.passing(), places):
+            for run, place in zip(listed, places):
                 found.setdefault(run, []).append(combos[place][1])
         return found
 
