@@ -128,6 +128,36 @@ def test_invalid_runs_of_one_config_are_summarised(cli, seeded: Path, tmp_path: 
     assert any(e["runs"][-1]["run_id"].endswith(" more") for e in items)
 
 
+def test_a_stored_item_keeps_its_first_runs_and_one_of_each_config(cli, seeded: Path, tmp_path: Path) -> None:
+    """An item that compares with a pooled config names its thousands of runs; the evidence
+    table keeps its first runs and one of each further config it read, so that a run added
+    to that config (each such item derived anew, the old one retired) writes a few runs, not
+    the pool again."""
+    from sqlalchemy import select
+
+    from triage import views
+    from triage.kb import store, tables
+    from triage.kb.evaluations import STORED_RUNS
+    from triage.rules.engine.keys import named
+
+    assert cli("import", str(_more_runs(tmp_path / "more.jsonl", 1200))).code == 0
+    assert cli("report", "--pr", PR).code == 0
+    with store.session(store.resolve_url("kb.sqlite")) as s:
+        inv = store.find_investigation(s, int(PR), None)
+        _, ev, _ = views.evaluate(s, inv, keep=False)
+        t = tables.Evidence
+        stored = {key: runs for key, runs in s.execute(
+            select(t.c.key, t.c.runs).where(t.c.investigation_id == inv.id, t.c.retired_at.is_(None)))}
+    many = [e for e in ev.evidence if len(e.runs) > 3 * STORED_RUNS and "invalid-run" not in e.flags]
+    assert many, "no item names many runs"
+    for e in ev.evidence:
+        runs = stored[e.key]
+        assert runs == named(list(e.runs), STORED_RUNS) == named(e.runs, STORED_RUNS)
+        assert runs[:STORED_RUNS] == list(e.runs[:STORED_RUNS])
+        assert {k.partition("/")[2] for k in runs} == {k.partition("/")[2] for k in e.runs}
+    assert all(len(stored[e.key]) < 2 * STORED_RUNS for e in many)
+
+
 def test_summaries_keep_a_single_run_as_it_read(cli, seeded: Path) -> None:
     doc = json.loads(cli("report", "--pr", PR, "--format", "json").out)
     assert not any(" runs of " in w["message"] for w in doc["warnings"])

@@ -263,3 +263,22 @@ def test_keys_meet_a_set_through_a_key_far_after_the_first_few() -> None:
     for made in (Keys.suffixed("\x00".join(ids), "/c"), Keys("\x00".join(f"{i}/c" for i in ids))):
         assert meets(made, {"299/c"}) and meets(made, {"64/c"}) and meets(made, {"0/c"})
         assert not meets(made, {"300/c", "29/", "299"}) and made._items is None  # nothing kept
+
+
+@given(st.lists(key, max_size=12), st.integers(0, 5))
+def test_named_keys_are_the_first_then_one_of_each_further_config(keys: list, head: int) -> None:
+    """The first ``head`` keys, then the first key of each further text after a key's first
+    "/", in order: the same off the joined text as off the list."""
+    from triage.rules.engine.keys import named
+
+    expected = list(keys[:head])
+    tails = {k.partition("/")[2] for k in expected}
+    for k in keys[head:]:
+        if k.partition("/")[2] not in tails:
+            tails.add(k.partition("/")[2])
+            expected.append(k)
+    assert named(keys, head) == expected
+    if "" not in keys:  # an empty key joins to no key at all
+        assert named(Keys(SEP.join(keys)), head) == expected
+        assert named(Keys.suffixed(SEP.join(k + "x" for k in keys), "/c"), head) == named(
+            [k + "x/c" for k in keys], head)

@@ -12,9 +12,10 @@ from triage.errors import InputError
 from triage.kb import tables
 from triage.kb.tables import models as m
 from triage.kb.db import now
+from triage.rules.engine.keys import named
 
 
-#: The runs a stored summary of invalid runs keeps.
+#: The first runs a stored item keeps (then one of each further config it read).
 STORED_RUNS = 20
 
 
@@ -43,8 +44,10 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
                 s.execute(update(t).where(t.c.pk == pk).values(flags=list(item.flags)))
                 touched = True
             continue
-        # A summary of invalid runs keeps the runs it names: the count is in its reason.
-        runs = list(item.runs[:STORED_RUNS]) if "invalid-run" in item.flags else _every(item.runs)
+        # An item keeps the first runs it names, and one of each further config it read: its
+        # reason says how many it compared (a pooled config's thousands of runs, once per item,
+        # would be written again, and kept retired, with every run added to that config).
+        runs = list(item.runs[:STORED_RUNS]) if "invalid-run" in item.flags else named(item.runs, STORED_RUNS)
         fresh.append(dict(investigation_id=iid, hypothesis_id=item.hypothesis, rule_id=item.rule, verdict=item.verdict,
                           reason=item.reason, runs=runs, flags=list(item.flags), key=item.key,
                           created_at=stamp, retired_at=None))
@@ -125,10 +128,3 @@ def add_manual_evidence(s: Session, iid: str, hypothesis: str, verdict: str, rea
     s.add(row)
     s.flush()
     return row
-
-
-def _every(runs: Any) -> list[str]:
-    """An item's runs as a list, its joined keys split without keeping the split in the
-    item (the rule engine's ``Keys.passing``): thousands of keys an item, once."""
-    passing = getattr(runs, "passing", None)
-    return list(passing() if passing is not None else runs)

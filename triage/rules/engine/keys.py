@@ -44,6 +44,28 @@ def tails(keys: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(key.partition("/")[2] for key in keys))
 
 
+def named(keys: Sequence[str], head: int) -> list[str]:
+    """The first ``head`` of ``keys``, then the first key of each further text after the keys'
+    first "/" (each further config): what an item's thousands of runs are kept as where
+    what matters is the first runs it names and every config it read.  Off the joined text
+    of :class:`Keys`, each further key found by one search of it."""
+    first = list(keys[:head])
+    if len(keys) <= head:
+        return first
+    seen = {key.partition("/")[2] for key in first}
+    rest = [tail for tail in tails(keys) if tail not in seen]
+    if not rest:
+        return first
+    if not isinstance(keys, Keys):
+        found = {}
+        for key in keys:
+            found.setdefault(key.partition("/")[2], key)
+        return first + [found[tail] for tail in rest]
+    text = keys.text  # each further one: the first key whose first "/" is followed by its text
+    return first + [re.search(f"(?:^|{SEP})([^/{SEP}]*{'/' + re.escape(tail) if tail else '/?'})(?:{SEP}|$)",
+                              text).group(1) for tail in rest]
+
+
 def configs_of(keys: Iterable[str]) -> list[str]:
     """Every config the run keys may be of (each "/"-split of each key), once each, in order:
     from the distinct texts after the keys' first "/", not from each key."""
