@@ -69,7 +69,9 @@ def test_a_pool_is_what_selecting_and_measuring_its_runs_say(runs, selectors, me
         for left in ([], without):
             got = ctx.pool(sel, metric, left)
             want = _expected(_ctx(runs), sel, metric, left)
-            assert got[0] == want[0] and got[1:] == want[1:]
+            assert got[0] == want[0] and got[1:5] == want[1:]
+            # the piece that keeps the keys is named only for a config's pool, nothing left out
+            assert got[5] is None or (not got[1] and got[5] == f"{sel.config}\x1f{metric}" and got[4] is not None)
 
 
 def test_a_pooled_selection_notes_what_it_read_for_every_piece_that_asks() -> None:

@@ -111,7 +111,8 @@ def test_a_pool_compared_with_itself_reads_its_runs() -> None:
     for without in ([], own):
         got = ctx.pool(sel, inv.spec.metric, without)
         want = plain.pool(sel, inv.spec.metric, without)
-        assert (bool(got[0]), *got[1:]) == (bool(want[0]), *want[1:])
+        assert (bool(got[0]), *got[1:5]) == (bool(want[0]), *want[1:5])
+        assert got[5] == (None if without else f"{base}\x1f{inv.spec.metric}")  # kept whole: named by its piece
 
 
 def test_a_pool_no_piece_asked_for_is_kept_for_the_next_evaluation() -> None:
@@ -140,13 +141,16 @@ def test_a_pool_of_a_config_named_with_the_separator_holds_while_its_runs_do() -
     name holds none): what a piece read of its pool is of that config."""
     from triage.rules.engine.context import Context
     from triage.rules.engine.memo import _holds
-    from triage.rules.engine.pools import token
+    from triage.rules.engine.pools import pooled, token
 
     config = "odd\x1fconfig"
     runs = [replace(RUNS[0], run_id=str(i), config=config) for i in range(3)]
     ctx = Context(replace(INV, runs=runs))
     kind, what = token(config, "gsm8k")
     fp = ctx.source.fingerprint(("c", config))
+    assert not _holds(ctx, [[kind, what, fp]])  # no such pool kept: a piece that named it is worked out again
+    ctx.memo.start("k")
+    pooled(ctx, config, "gsm8k")
     assert _holds(ctx, [[kind, what, fp]]) and not _holds(ctx, [[kind, what, "another"]])
     assert _configs_read_of(kind, what) == frozenset({config})
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Iterable, Optional
 
 from triage.rules.decisions import stats
+from triage.rules.engine.chained import Chained, Part, merged
 from triage.rules.engine.context import FAIL_RATE, Context, num
 from triage.rules.engine.records import (
     Result,
@@ -58,10 +59,14 @@ def _merge(into: Result, results: Iterable[Result]) -> None:
     for r in results:
         into.parts += r.parts
         into.measure = into.measure or r.measure
-    for field in ("runs", "invalid", "needed", "short"):
-        mine = getattr(into, field)
-        theirs = [getattr(r, field) for r in results]
-        if any(theirs):
+    for name in ("runs", "invalid", "needed", "short"):
+        mine = getattr(into, name)
+        theirs = [getattr(r, name) for r in results]
+        if not any(theirs):
+            continue
+        if name == "runs" and any(isinstance(x, Chained) for x in (mine, *theirs)):
+            into.runs = merged([(None, x) for x in (mine, *theirs)])  # pools kept whole
+        else:
             mine[:] = dict.fromkeys(chain(mine, *theirs))
     if into.value in (V.TRUE, V.FALSE):
         into.needed = []  # decided: what would decide a part that did not matter is no advice
@@ -215,9 +220,14 @@ class _Subject:
     m: Measure
     label: str
     value: str
-    keys: list[str]  # the compared runs, then each reference's runs as a comparison reads them
+    keys: list[str]  # the compared runs
     direction: str
     n_max: Optional[int]
+    pooled: list[Part] = field(default_factory=list)  # each reference's runs as a comparison reads them
+
+    def runs(self) -> Any:
+        """The compared runs, then each reference's (a pool kept whole: :mod:`triage.rules.engine.chained`)."""
+        return merged([(None, self.keys), *self.pooled]) if self.pooled else list(self.keys)
 
     def needs(self, c: Any) -> list[str]:
         return [_within_benchmark(c.needed, self.n_max)] if c.needed else []
@@ -258,12 +268,12 @@ def _threshold(s: _Subject, kind: str, bound: Any) -> Result:
     sym_true, sym_false = (("≥", "<") if kind == "at_least" else ("<", "≥"))
     if check.result is None:
         text = f"{s.label} {num(s.m.value)} vs {blabel}: can't tell ({check.noise})"
-        return Result(V.UNKNOWN, [text], s.keys, needed=s.needs(check), measure=s.m,
+        return Result(V.UNKNOWN, [text], s.runs(), needed=s.needs(check), measure=s.m,
                       short=[f"{s.label} {num(s.m.value)} vs {blabel}: can't tell"])
     sym = sym_true if check.result else sym_false
     noise = f" ({check.noise})" if check.band else ""
     short = f"{s.label} {num(s.m.value)} {sym} {blabel}"
-    return Result(_verdict(check.result), [short + noise], s.keys, measure=s.m, short=[short])
+    return Result(_verdict(check.result), [short + noise], s.runs(), measure=s.m, short=[short])
 
 
 def _reference(s: _Subject, target: Any) -> tuple[Optional[Measure], str]:
@@ -276,7 +286,7 @@ def _reference(s: _Subject, target: Any) -> tuple[Optional[Measure], str]:
     if isinstance(target, str):
         return ctx.refs.get(target, (None, target))
     # the selector's runs pooled once per evaluation, less those compared
-    count, own, ref, pooled, pooled_keys = ctx.pool(target, metric, s.keys)
+    count, own, ref, pooled, pooled_keys, piece = ctx.pool(target, metric, s.runs())
     if not count:
         what = ctx.label(ctx.select(target)) or "the other runs"
         if own:
@@ -284,7 +294,7 @@ def _reference(s: _Subject, target: Any) -> tuple[Optional[Measure], str]:
         return None, f"{what} (no valid run)"
     assert ref is not None
     rlabel = f"{pooled} {ctx.shown(ref, metric)}"
-    s.keys.extend(pooled_keys)  # none of them is among the compared runs
+    s.pooled.append((piece, pooled_keys))  # none of them is among the compared runs
     return ref, rlabel
 
 
@@ -315,7 +325,7 @@ def _same(s: _Subject, target: Any, want_same: bool) -> Result:
     v = _verdict(stats.judge(c, "same_as" if want_same else "differs_from"))
     sym = "≈" if c.outcome is Outcome.SAME else "≠" if c.beyond_margin else None
     short = f"{s.label} {s.value} {sym} {rlabel}" if sym else f"{s.label} {s.value} vs {rlabel}: can't tell"
-    return Result(v, [_describe(s, c, rlabel)], list(s.keys), needed=s.needs(c), measure=s.m, short=[short])
+    return Result(v, [_describe(s, c, rlabel)], s.runs(), needed=s.needs(c), measure=s.m, short=[short])
 
 
 def _judged(s: _Subject, word: str, target: Any) -> Result:
@@ -332,7 +342,7 @@ def _judged(s: _Subject, word: str, target: Any) -> Result:
     elif how is None and verdict is True and word == "no_worse_than":
         how = "not worse than"  # held without being shown different: not "can't tell"
     short = f"{s.label} {s.value} {how} {rlabel}" if how else f"{s.label} {s.value} vs {rlabel}: can't tell"
-    return Result(_verdict(verdict), [_describe(s, c, rlabel), f"{s.direction} is better"], list(s.keys),
+    return Result(_verdict(verdict), [_describe(s, c, rlabel), f"{s.direction} is better"], s.runs(),
                   needed=s.needs(c), measure=s.m, short=[short])
 
 

@@ -16,7 +16,7 @@ from triage.rules.language.schema import (
     outcome,
 )
 from triage.rules.engine.memo import Memo
-from triage.rules.engine.keys import splits
+from triage.rules.engine.keys import each, splits
 from triage.rules.engine.source import ALL, ListSource, RunSource, Token, with_keys
 from triage.rules.decisions.stats import Measure, fmt
 
@@ -264,9 +264,10 @@ class Context:
         return runs
 
     def pool(self, sel: Selector, metric: str, without: Sequence[str] = ()) -> tuple[
-            int, bool, Optional[Measure], str, Sequence[str]]:
+            int, bool, Optional[Measure], str, Sequence[str], Optional[str]]:
         """How many valid runs ``sel`` selects that have ``metric``, less those of the keys
-        ``without``; whether any was left out; their pooled measure, label and keys.
+        ``without``; whether any was left out; their pooled measure, label and keys; and the
+        name of the piece that keeps those keys (None: none does).
         Worked out once per evaluation for each selector and metric (many rules and
         predictions compare with one config's thousands of runs), and one config's kept as a
         piece of its own (:mod:`triage.rules.engine.pools`); what selecting them read is
@@ -279,13 +280,13 @@ class Context:
             for token, fingerprint in pool.reads:
                 self.read(token, fingerprint)
         if not without or not pool.holds_any(without):
-            return pool.count, False, pool.measure, pool.label, pool.keys
-        left = set(without)
+            return pool.count, False, pool.measure, pool.label, pool.keys, pool.piece
+        left = set(each(without))
         runs = [r for r in pool.runs() if r.key not in left]
         if not runs:
-            return 0, True, None, "", []
+            return 0, True, None, "", [], None
         return (len(runs), True, self.measure(runs, metric), self.label(runs, counted=metric == FAIL_RATE),
-                list(dict.fromkeys(r.key for r in runs)))
+                list(dict.fromkeys(r.key for r in runs)), None)
 
     def _new_pool(self, sel: Selector, metric: str) -> "Pool":
         from triage.rules.engine import pools
@@ -475,6 +476,7 @@ class Pool:
         self.label = ctx.label(runs, counted=metric == FAIL_RATE) if runs else ""
         self._ctx, self._sel, self._metric = ctx, None, metric
         self._kept: Any = None
+        self.piece: Optional[str] = None  # the name of the piece that keeps its keys (a kept pool's)
 
     @classmethod
     def kept(cls, ctx: Context, kept: Any, metric: str, sel: Selector,
@@ -483,6 +485,7 @@ class Pool:
         its runs are read only if asked for."""
         pool = cls(ctx, [], metric, reads)
         pool._kept, pool._sel, pool.count, pool.keys = kept, sel, kept.count, kept.keys
+        pool.piece = f"{kept.config}\x1f{metric}"  # as triage.rules.engine.pools.token names it
         if kept.count:
             pool.measure = ctx.measure_values(kept.values, kept.ns, metric)
             text = ctx.short(kept.config)  # as Context.label says it of one config's runs
@@ -495,7 +498,7 @@ class Pool:
             return self._kept.holds_any(keys)
         if self._keyset is None:
             self._keyset = frozenset(self.keys)
-        return not self._keyset.isdisjoint(keys)
+        return not self._keyset.isdisjoint(each(keys))
 
     def runs(self) -> list[RunRec]:
         """The pooled runs (of a kept pool: read now, noted for the piece that asks)."""

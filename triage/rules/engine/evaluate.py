@@ -40,6 +40,7 @@ from triage.rules.engine.evidence import (
     derive_status,
 )
 from triage.rules.engine.facts import facts
+from triage.rules.engine.chained import Chained
 from triage.rules.engine.keys import InvalidRuns, Keys, keys_text
 from triage.rules.engine.memo import CONFOUNDS, EVIDENCE, Memo, fingerprint
 from triage.rules.decisions.readings import Readings, reading, subject_table
@@ -144,7 +145,8 @@ def _evidence(inv: Investigation, ctx: Context, units: list[Unit],
     # a recipe's confounds are runs of its config (named as the recipe): an item whose
     # runs name none of those configs is not looked through run by run
     configs = set(confounds.recipes())
-    items = [_flagged(e, "confounded") if confounded and _rests_on(e.runs, confounded, configs, read.get(id(e)))
+    pools: dict[int, bool] = {}  # a pool's keys (shared by the items that name it) -> whether they hold one
+    items = [_flagged(e, "confounded") if confounded and _rests_on(e.runs, confounded, configs, read.get(id(e)), pools)
              else e for e in unique]
     del made
     return items, confounds
@@ -412,10 +414,22 @@ _READ_RUNS = 10_000
 
 
 def _rests_on(runs: Sequence[str], confounded: set[str], configs: set[str],
-              read: Optional[frozenset] = None) -> bool:
+              read: Optional[frozenset] = None, pools: Optional[dict[int, bool]] = None) -> bool:
     """Whether ``runs`` hold a confounded run (``configs``: the configs of those runs;
-    ``read``: the only configs ``runs`` can be of, if known)."""
+    ``read``: the only configs ``runs`` can be of, if known; ``pools``: what the pools among
+    ``runs`` were found to hold, by the pool: each pool gone through once)."""
     if read is not None and read.isdisjoint(configs):
+        return False
+    if isinstance(runs, Chained):
+        pools = {} if pools is None else pools
+        for part, name in zip(runs.parts, runs.names):
+            held = pools.get(id(part)) if name else None
+            if held is None:
+                held = _rests_on(part, confounded, configs)
+                if name:
+                    pools[id(part)] = held
+            if held:
+                return True
         return False
     if isinstance(runs, Keys):
         if len(configs) <= 16 and not runs.may_name(configs):

@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional
 
 from triage.rules.decisions.conditions import statuses
 from triage.rules.engine.context import Context
+from triage.rules.engine.keys import Keys
 from triage.rules.engine.records import (
     EvidenceItem,
     Result,
@@ -115,16 +116,21 @@ def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, boo
     return pred, bool(pred.recovers), phrase(pred, recipe.id)
 
 
+def _runs(res: Result) -> Any:
+    """An item's runs: a result's, kept as :class:`Keys` when they name pools (kept whole)."""
+    return res.runs if isinstance(res.runs, Keys) else tuple(res.runs)
+
+
 def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
     res = evaluate_condition(rule.when, ctx, None)
     items = _invalid_items(rule.hypothesis, rule.id, res, ctx)
     if res.value is V.TRUE:
         summary = _render_because(rule.because, ctx, res) if rule.because else None
-        items.insert(0, EvidenceItem(rule.hypothesis, rule.id, rule.then, _reason(summary, res), tuple(res.runs),
+        items.insert(0, EvidenceItem(rule.hypothesis, rule.id, rule.then, _reason(summary, res), _runs(res),
                                      summary=_short(summary, res)))
     elif res.value is V.UNKNOWN:
         items.insert(0, EvidenceItem(rule.hypothesis, rule.id, "inconclusive", _reason("can't tell yet", res),
-                                     tuple(res.runs), summary=_short("can't tell yet", res), needed=tuple(res.needed)))
+                                     _runs(res), summary=_short("can't tell yet", res), needed=tuple(res.needed)))
     elif res.value is V.NODATA and (rule.when.config is not None or rule.when.run is not None):
         wanted = None if rule.when.status is None else statuses(rule.when.status)
         runs = [r for r in ctx.select(rule.when) if wanted is None or r.status in wanted]
@@ -143,14 +149,14 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
     numbers = _join_short(res.short)
     if res.value is V.TRUE:
         verdict = "confirms" if recovery else "supports"
-        items.insert(0, EvidenceItem(hyp, rule, verdict, _reason(f"{said}, and it did", res), tuple(res.runs),
+        items.insert(0, EvidenceItem(hyp, rule, verdict, _reason(f"{said}, and it did", res), _runs(res),
                                      summary=f"{numbers} (as predicted if this were the cause)"))
     elif res.value is V.FALSE:
-        items.insert(0, EvidenceItem(hyp, rule, "rules_out", _reason(f"{said}; it did not", res), tuple(res.runs),
+        items.insert(0, EvidenceItem(hyp, rule, "rules_out", _reason(f"{said}; it did not", res), _runs(res),
                                      summary=f"{numbers}: {predicted}"))
     elif res.value is V.UNKNOWN:
         items.insert(0, EvidenceItem(hyp, rule, "inconclusive", _reason(f"{said}; can't tell yet", res),
-                                     tuple(res.runs), summary=f"{numbers}; {predicted}",
+                                     _runs(res), summary=f"{numbers}; {predicted}",
                                      needed=tuple(res.needed)))
     elif res.value is V.NODATA:
         items[:0] = _no_number(hyp, rule, cond, runs, ctx)

@@ -36,10 +36,7 @@ def tails(keys: Iterable[str]) -> list[str]:
     off the joined text of :class:`Keys` in one search, without splitting them."""
     if isinstance(keys, Keys):
         if keys._tails is None:  # kept: a view asks it of one piece of evidence more than once
-            text = keys._text if keys._text is not None else keys._ids.replace(SEP, keys._suffix + SEP) + keys._suffix
-            found = _TAIL.findall(text)
-            keys._tails = tuple(dict.fromkeys(found if len(found) == len(keys)  # else a key without "/"
-                                              else (key.partition("/")[2] for key in keys)))
+            keys._tails = keys._found_tails()
         return list(keys._tails)
     return list(dict.fromkeys(key.partition("/")[2] for key in keys))
 
@@ -204,8 +201,9 @@ class Keys(Sequence[str]):
 
     def _find(self, key: str) -> tuple[str, int]:
         """Where ``key`` is whole in the text it is looked for in (-1: nowhere), and that
-        text: the ids, while every key ends with the suffix (the key without it is looked for)."""
-        if self._text is None:
+        text: the ids, where every key ends with the suffix (the key without it is looked for; the
+        whole text may have been made since, for something that read it)."""
+        if self._suffix:
             if not key.endswith(self._suffix):
                 return "", -1
             text, key = self._ids, key[:-len(self._suffix)]
@@ -219,16 +217,34 @@ class Keys(Sequence[str]):
             at = text.find(key, at + 1)
         return text, -1
 
+    def _found_tails(self) -> tuple[str, ...]:
+        """:func:`tails`, worked out: one search of the joined text."""
+        text = self._text if self._text is not None else self._ids.replace(SEP, self._suffix + SEP) + self._suffix
+        found = _TAIL.findall(text)
+        return tuple(dict.fromkeys(found if len(found) == len(self)  # else a key without "/"
+                                   else (key.partition("/")[2] for key in self)))
+
+    def _meets(self, wanted: AbstractSet[str]) -> bool:
+        """:func:`meets`, for keys not split yet."""
+        text, suffix = (self._ids, self._suffix) if self._text is None else (self._text, "")
+        if not text:
+            return False
+        head = text.split(SEP, _HEAD)
+        rest = head.pop() if len(head) > _HEAD else ""
+        if any(k + suffix in wanted for k in head):
+            return True
+        return bool(rest) and any(k + suffix in wanted for k in rest.split(SEP))
+
     def may_name(self, configs: Iterable[str]) -> bool:
         """Whether a key here may be a run of one of ``configs`` (a key is
         ``run_id/config``, either of which may hold a "/"): False only when none
         is, read off the joined text without splitting it.  For a few configs:
         each is one search of the text."""
-        if self._items is not None:
-            return True  # split already: the caller may as well go through the keys
-        if self._text is None:  # every key ends with the suffix: one ends with "/c" only if the
+        if self._suffix:  # every key ends with the suffix: one ends with "/c" only if the
             # suffix does, or "/c" ends with the suffix (and the run id with the rest)
             return any(self._suffix.endswith(f"/{c}") or f"/{c}".endswith(self._suffix) for c in configs)
+        if self._items is not None:
+            return True  # split already: the caller may as well go through the keys
         text = self._text
         return any(text.endswith(f"/{c}") or f"/{c}{SEP}" in text for c in configs)
 
@@ -264,14 +280,7 @@ def meets(keys: Sequence[str], wanted: AbstractSet[str]) -> bool:
     compared them with), the rest only if none of those is wanted."""
     if not isinstance(keys, Keys) or keys._items is not None:
         return not wanted.isdisjoint(keys)
-    text, suffix = (keys._ids, keys._suffix) if keys._text is None else (keys._text, "")
-    if not text:
-        return False
-    head = text.split(SEP, _HEAD)
-    rest = head.pop() if len(head) > _HEAD else ""
-    if any(k + suffix in wanted for k in head):
-        return True
-    return bool(rest) and any(k + suffix in wanted for k in rest.split(SEP))
+    return keys._meets(wanted)
 
 
 #: Keys :func:`meets` looks at before splitting the rest.

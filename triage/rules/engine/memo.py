@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Opt
 
 from msgspec.msgpack import encode as _pack
 
+from triage.rules.engine.chained import Chained, stored, stored_parts
 from triage.rules.engine.keys import SEP, Keys, keys_text
 from triage.rules.engine.records import BisectState, Confound, Confounds, EvidenceItem, PointState
 from triage.rules.engine.source import Token
@@ -48,6 +49,7 @@ class Memo:
         self.pieces: dict[str, tuple[Reads, Any]] = {}  # name -> (reads, encoded data), every piece of this one
         self.worked: list[str] = []  # the pieces worked out (not reused), in order
         self._values: dict[str, Any] = {}  # name -> the piece's value, in this evaluation
+        self._pools: dict[str, tuple[Any, Any]] = {}  # pools read back for pieces that name them: name -> (data, value)
         # Pieces of the next evaluation worked out ahead of it (adopt()), and their key;
         # ``claim(name)``, when set, is told of each piece about to be worked out.
         self.ahead: dict[str, tuple[Reads, Any]] = {}
@@ -68,6 +70,7 @@ class Memo:
         self.pieces = {}
         self.worked = []
         self._values = {}
+        self._pools = {}
 
     def adopt(self, key: str, pieces: Mapping[str, tuple[Reads, Any]]) -> None:
         """Take in pieces of the next evaluation worked out ahead of it, under
@@ -119,7 +122,7 @@ class Memo:
         if not ahead:
             kept = self.stored.get(name)
         if not self.keep and kept is None:  # nothing to keep: no need to note what it reads
-            value = self._values[name] = codec.decode(codec.encode(compute()))
+            value = self._values[name] = self._decoded(codec, codec.encode(compute()))
             self.worked.append(name)
             return value
         if kept is not None and _holds(ctx, kept[0]):
@@ -142,8 +145,41 @@ class Memo:
             self.worked.append(name)
         self.pieces[name] = (reads, data)
         own = self._ahead_values.pop(name, None) if ahead else None
-        value = self._values[name] = own[1] if own is not None and own[0] is data else codec.decode(data)
+        if own is not None and own[0] is data:
+            value = own[1]
+        else:  # a pool read back for a piece that named it: the same object
+            early = self._pools.pop(name, None)
+            value = early[1] if early is not None and early[0] is data else self._decoded(codec, data)
+        self._values[name] = value
         return value
+
+    def _decoded(self, codec: "Codec[T]", data: Any) -> T:
+        """A piece's value from its data, with the pools it names put in place."""
+        value = codec.decode(data)
+        if codec.resolve is not None:
+            codec.resolve(value, self._pool_keys)
+        return value
+
+    def _pool_keys(self, what: str) -> Keys:
+        """The keys of the pool ``q:WHAT`` (triage.rules.engine.pools), as this evaluation holds it:
+        one object however many pieces name it."""
+        name = f"q:{what}"
+        value = self._values.get(name)
+        if value is None:
+            early = self._pools.get(name)
+            if early is None:
+                from triage.rules.engine.pools import POOLED
+
+                kept = self.pieces.get(name) or self.ahead.get(name) or self.stored.get(name)
+                if kept is None:
+                    raise KeyError(f"a piece names the pool {what!r}, which is not kept")
+                early = self._pools[name] = (kept[1], POOLED.decode(kept[1]))
+            value = early[1]
+        return value.keys
+
+    def _has_pool(self, what: str) -> bool:
+        name = f"q:{what}"
+        return name in self._values or name in self.pieces or name in self.ahead or name in self.stored
 
 
 def configs_again(memo: Memo, fingerprint: Callable[[tuple[str, str]], str]) -> list[str]:
@@ -193,9 +229,9 @@ def _holds(ctx: "Context", reads: Reads) -> bool:
         elif kind == "v":  # a value this evaluation worked out before the piece (Context.derived)
             if ctx.derived.get(what) != fp:
                 return False
-        elif kind == "q":  # a config's runs pooled (triage.rules.engine.pools): as they were
-            if not ctx.source.holds(("c", what.rpartition("\x1f")[0]), fp):  # a metric's name holds no separator
-                return False
+        elif kind == "q":  # a config's runs pooled (triage.rules.engine.pools): as they were, and kept
+            if not ctx.source.holds(("c", what.rpartition("\x1f")[0]), fp) or not ctx.memo._has_pool(what):
+                return False  # a metric's name holds no separator
         elif not ctx.source.holds((kind, what), fp):
             return False
     return True
@@ -228,10 +264,13 @@ def fingerprint(data: Any) -> str:
 
 
 class Codec(Generic[T]):
-    """How a piece's value is stored: ``decode(encode(x))`` is what a stored piece reads back as."""
+    """How a piece's value is stored: ``decode(encode(x))`` is what a stored piece reads back as.
+    ``resolve(value, pool)``: what a value read back names of other pieces put in place
+    (``pool``: a pool piece's name -> its keys)."""
 
-    def __init__(self, encode: Callable[[T], Any], decode: Callable[[Any], T]) -> None:
-        self.encode, self.decode = encode, decode
+    def __init__(self, encode: Callable[[T], Any], decode: Callable[[Any], T],
+                 resolve: Optional[Callable[[T, Callable[[str], Keys]], None]] = None) -> None:
+        self.encode, self.decode, self.resolve = encode, decode, resolve
 
 
 def _tuples(v: Any) -> Any:
@@ -250,21 +289,29 @@ def _row(obj: Any) -> list:
 
 def _evidence_row(e: EvidenceItem) -> list:
     row = _row(e)
-    row[4] = keys_text(e.runs)  # the runs it names, as one text (see triage.rules.engine.keys)
+    # the runs it names, as one text (see triage.rules.engine.keys); a pool it compared with by its piece
+    row[4] = stored_parts(e.runs) if isinstance(e.runs, Chained) else keys_text(e.runs)
     row.append(e.key)  # a digest of thousands of runs: worked out when the piece is
     return row
 
 
 def _evidence(row: Sequence[Any]) -> EvidenceItem:
     hypothesis, rule, verdict, reason, runs, flags, summary, needed, *key = row
-    item = EvidenceItem(hypothesis, rule, verdict, reason, Keys(runs), tuple(flags), summary, tuple(needed))
+    runs = Keys(runs) if isinstance(runs, str) else stored(runs)
+    item = EvidenceItem(hypothesis, rule, verdict, reason, runs, tuple(flags), summary, tuple(needed))
     if key:  # as ``EvidenceItem.key`` (a cached property) keeps it
         item.__dict__["key"] = key[0]
     return item
 
 
+def _resolve_evidence(items: list[EvidenceItem], pool: Callable[[str], Keys]) -> None:
+    for e in items:
+        if isinstance(e.runs, Chained):
+            e.runs.resolve(pool)
+
+
 EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_evidence_row(e) for e in items],
-                                            lambda rows: [_evidence(r) for r in rows])
+                                            lambda rows: [_evidence(r) for r in rows], _resolve_evidence)
 def _confounds_row(items: Sequence[Confound]) -> dict:
     """A recipe's confounds as columns: their runs and values as one text each, and per
     confound the place of what the rest says (recipe, key, base value, base run, declared)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from triage.rules.engine.keys import Keys
+from triage.rules.engine.keys import SEP, Keys, each
 from triage.rules.engine.memo import Codec
 from triage.rules.engine.records import RunRec
 
@@ -50,7 +50,10 @@ class Pooled:
 
     @classmethod
     def of(cls, config: str, runs: Sequence[RunRec], metric: str) -> Pooled:
-        keys = Keys.of(dict.fromkeys(r.key for r in runs))
+        # as the config's run ids, each key ending with it: a key of another config is told
+        # apart by its end, without a search of the text (triage.rules.engine.chained)
+        ids = list(dict.fromkeys(r.run_id for r in runs))
+        keys = Keys.suffixed(SEP.join(ids), f"/{config}", len(ids))
         return cls(config, keys, len(runs), [r.metrics[metric][0] for r in runs],
                    list(dict.fromkeys(r.metrics[metric][1] for r in runs)))
 
@@ -66,9 +69,17 @@ class Pooled:
                       list(dict.fromkeys([*self.ns, *(r.metrics[metric][1] for r in runs)])))
 
     def holds_any(self, keys: Sequence[str]) -> bool:
-        """Whether any of ``keys`` is pooled here: only a key that ends with the config can be."""
+        """Whether any of ``keys`` is pooled here: only a key that ends with the config can be
+        (a pool among them named so: only if its keys can end with it)."""
+        if keys is self.keys:
+            return bool(keys)
+        if isinstance(keys, Keys) and not keys.may_name([self.config]):
+            return False
+        parts = getattr(keys, "parts", None)
+        if parts is not None:  # a comparison's own runs, then pools (triage.rules.engine.chained)
+            return any(self.holds_any(p) for p in parts)
         suffix = f"/{self.config}"
-        ours = [k for k in keys if k.endswith(suffix)]
+        ours = [k for k in each(keys) if k.endswith(suffix)]
         if len(ours) > 16:  # a search of the text for each would go through it as many times
             return not set(self.keys).isdisjoint(ours)
         return any(k in self.keys for k in ours)
