@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from triage.rules.decisions.stats import Comparison, Measure, Outcome, at_least, below, compare, judge
+from triage.rules.decisions.stats import Comparison, Measure, Outcome, Tolerance, at_least, below, compare, judge
 
 EPS = 1e-9  # the slack judge allows at a bound (stats._EPS)
 
@@ -31,11 +31,11 @@ WORDS = ("better_than", "worse_than", "no_worse_than", "passes", "fails")
 # (lo, hi, different, margin) -> verdict per word, higher is better
 CASES = {
     "shown better by more than the margin": ((2.0, 4.0, True, 1.0), (True, False, True, True, False)),
-    "shown better, within the margin": ((0.2, 0.8, True, 1.0), (True, False, True, True, False)),
+    "shown better, within the margin": ((0.2, 0.8, True, 1.0), (False, False, True, True, False)),
     "around zero, narrower than the margin": ((-0.5, 0.5, False, 1.0), (False, False, True, None, None)),
     "around zero, wider than the margin": ((-3.0, 3.0, False, 1.0), (None, None, None, None, None)),
     "shown worse by more than the margin": ((-4.0, -2.0, True, 1.0), (False, True, False, False, True)),
-    "shown worse, within the margin": ((-0.8, -0.2, True, 1.0), (False, True, True, False, True)),
+    "shown worse, within the margin": ((-0.8, -0.2, True, 1.0), (False, False, True, False, True)),
     "shown worse, no margin": ((-0.8, -0.2, True, None), (False, True, False, False, True)),
     "shown better, no margin": ((0.2, 0.8, True, None), (True, False, True, True, False)),
     "around zero, no margin": ((-0.5, 0.5, False, None), (None, None, None, None, None)),
@@ -67,7 +67,9 @@ def test_higher_is_better_unless_told() -> None:
 
 
 def test_better_than_is_contradicted_up_to_the_margin_itself() -> None:
-    assert judge(interval(0.5, 1.0, different=True, margin=1.0, delta=0.75), "better_than") is True
+    # shown better, but by less than the margin: not better by what matters, whether shown or not
+    assert judge(interval(0.5, 1.0, different=True, margin=1.0, delta=0.75), "better_than") is False
+    assert judge(interval(0.5, 1.0 + 10 * EPS, different=True, margin=1.0, delta=0.75), "better_than") is True
     assert judge(interval(0.5, 1.0, different=False, margin=1.0), "better_than") is False
     assert judge(interval(0.5, 1.0 + 10 * EPS, different=False, margin=1.0), "better_than") is None
 
@@ -102,7 +104,7 @@ def test_exactly_at_the_threshold_with_no_noise_passes() -> None:
 def test_an_interval_not_given_is_the_difference_itself() -> None:
     exact = Comparison(Outcome.DIFFERENT, -0.5, 0.0, 1.0, "exact", "no noise estimate", different=True)
     assert judge(exact, "no_worse_than") is True  # -0.5 is within the margin of 1
-    assert judge(exact, "worse_than") is True
+    assert judge(exact, "worse_than") is False  # and so not worse by what matters
     exact = Comparison(Outcome.DIFFERENT, 2.0, 0.0, 1.0, "exact", "no noise estimate", different=True)
     assert judge(exact, "better_than") is True and judge(exact, "worse_than") is False
     exact = Comparison(Outcome.SAME, 0.5, 0.0, 1.0, "exact", "no noise estimate")
@@ -163,3 +165,14 @@ def test_equal_questions_of_another_type_or_sign_are_answered_apart() -> None:
 def test_repeats_keep_the_known_noise_while_their_spread_agrees_with_it(values, noise, method) -> None:
     c = compare(Measure.of(values, noise=noise), Measure(0.0, fixed=True))
     assert c.method == method
+
+
+def test_a_run_at_the_mean_keeps_better_than_as_it_read() -> None:
+    """One run 1.0 below a fixed 1.0 (lower is better), tolerance ±1, margin 2: not better by
+    the margin. A second run at the same value narrows the interval to [0.29, 1.71] better,
+    shown better, but still by less than the margin: still contradicted, never "holds"."""
+    one, two, ref = Measure.of([0.0]), Measure.of([0.0, 0.0]), Measure(1.0, fixed=True)
+    for m in (one, two):
+        c = compare(m, ref, margin=2.0, tolerance=Tolerance(1.0), confidence=0.9)
+        assert judge(c, "better_than", "lower") is False and judge(c, "no_worse_than", "lower") is True
+    assert compare(two, ref, margin=2.0, tolerance=Tolerance(1.0), confidence=0.9).different
