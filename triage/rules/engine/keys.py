@@ -58,9 +58,12 @@ def named(keys: Sequence[str], head: int) -> list[str]:
         for key in keys:
             found.setdefault(key.partition("/")[2], key)
         return first + [found[tail] for tail in rest]
-    text = keys.text  # each further one: the first key whose first "/" is followed by its text
-    return first + [re.search(f"(?:^|{SEP})([^/{SEP}]*{'/' + re.escape(tail) if tail else '/?'})(?:{SEP}|$)",
-                              text).group(1) for tail in rest]
+    # each further one: the first key whose first "/" is followed by its text, in the first
+    # part that holds one (keys made of parts, triage.rules.engine.chained: a pool's text once)
+    parts = getattr(keys, "parts", (keys,))
+    return first + [next(found.group(1) for p in parts if tail in tails(p) and (found := re.search(
+        f"(?:^|{SEP})([^/{SEP}]*{'/' + re.escape(tail) if tail else '/?'})(?:{SEP}|$)", p.text)))
+        for tail in rest]
 
 
 def configs_of(keys: Iterable[str]) -> list[str]:
