@@ -174,3 +174,16 @@ def test_shown_different_is_the_comparisons_own_answer(a: Measure, b: Measure, t
 
     got = shown_different(a, b, tolerance=tolerance, confidence=confidence)
     assert got == compare(a, b, tolerance=tolerance, confidence=confidence).different
+
+
+def test_repeats_a_hair_apart_against_a_known_noise_are_compared() -> None:
+    """Two repeats 2e-39 apart against a run with a known noise: the t quantile's degrees of
+    freedom near 1e156 (the repeats' variance near 0) gave an OverflowError; now the normal
+    quantile, as the t distribution tends to it."""
+    from triage.rules.decisions.distributions import t_quantile, z_quantile
+
+    a = Measure.of([0.0, 2.244787644968601e-39])
+    b = Measure(0.0, noise=1.0)
+    c = compare(a, b, confidence=0.9)
+    assert c.outcome is Outcome.CANT_TELL and not c.different
+    assert abs(t_quantile(0.95, 1e156) - z_quantile(0.95)) < 1e-12

@@ -98,7 +98,8 @@ def t_quantile(p: float, df: float) -> float:
         g1 = (z2 + 1) * z / 4
         g2 = ((5 * z2 + 16) * z2 + 3) * z / 96
         g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384
-        return z + g1 / df + g2 / df**2 + g3 / df**3
+        inv = 1.0 / df  # powers of 1/df, not of df: a df of 1e150 (one side's variance near 0) overflows
+        return z + (g1 + (g2 + g3 * inv) * inv) * inv
     # Solve log sf(t) = log(1 - p) on the bracket [lo, hi] (sf decreasing).
     target = math.log(1.0 - p)
     lo, hi = 0.0, max(2.0 * z, 1.0)
