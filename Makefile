@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-quick bench-check mutation serve bench clean
+.PHONY: demo test test-quick bench-check mutation stats-deep serve bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -53,6 +53,11 @@ bench-check: $(VENV)/.installed-test
 mutation: $(VENV)/.installed-mutation
 	TRIAGE_MUTATION=1 $(BIN)/mutmut run --max-children $(or $(JOBS),2) $(if $(ONLY),'triage.rules.decisions.$(ONLY).*')
 	$(BIN)/mutmut results
+
+# The property tests of the statistics at 20,000 examples each (EXAMPLES=N: N), not 300 as in CI:
+# a few minutes on two cores, not in CI. A rare input CI's examples miss shows here.
+stats-deep: $(VENV)/.installed-test
+	TRIAGE_STATS_EXAMPLES=$(or $(EXAMPLES),20000) $(BIN)/python -m pytest -q -n auto -p no:cacheprovider tests/rules/test_stats_properties.py
 
 # Every benchmark in bench/, one after the other (minutes; QUICK=1: a sanity check).
 bench: $(VENV)/.installed-test

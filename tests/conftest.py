@@ -32,9 +32,11 @@ def _hypothesis_profiles() -> None:
     if MUTATION:
         settings.register_profile("mutation", max_examples=20, derandomize=True, database=None, deadline=None)
         settings.load_profile("mutation")
-    # the property tests of the statistics: 300 examples each, or the mutation profile's
+    # the property tests of the statistics: 300 examples each (TRIAGE_STATS_EXAMPLES: as many as it
+    # says, `make stats-deep`), or the mutation profile's
+    examples = int(os.environ.get("TRIAGE_STATS_EXAMPLES") or 300)
     settings.register_profile("stats-properties", settings.get_profile("mutation") if MUTATION else None,
-                              **({} if MUTATION else {"max_examples": 300}), deadline=None)
+                              **({} if MUTATION else {"max_examples": examples}), deadline=None)
 
 
 _hypothesis_profiles()
