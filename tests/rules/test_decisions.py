@@ -31,11 +31,11 @@ WORDS = ("better_than", "worse_than", "no_worse_than", "passes", "fails")
 # (lo, hi, different, margin) -> verdict per word, higher is better
 CASES = {
     "shown better by more than the margin": ((2.0, 4.0, True, 1.0), (True, False, True, True, False)),
-    "shown better, within the margin": ((0.2, 0.8, True, 1.0), (False, False, True, True, False)),
+    "shown better, within the margin": ((0.2, 0.8, True, 1.0), (None, False, True, True, False)),
     "around zero, narrower than the margin": ((-0.5, 0.5, False, 1.0), (False, False, True, None, None)),
     "around zero, wider than the margin": ((-3.0, 3.0, False, 1.0), (None, None, None, None, None)),
     "shown worse by more than the margin": ((-4.0, -2.0, True, 1.0), (False, True, False, False, True)),
-    "shown worse, within the margin": ((-0.8, -0.2, True, 1.0), (False, False, True, False, True)),
+    "shown worse, within the margin": ((-0.8, -0.2, True, 1.0), (False, None, True, False, True)),
     "shown worse, no margin": ((-0.8, -0.2, True, None), (False, True, False, False, True)),
     "shown better, no margin": ((0.2, 0.8, True, None), (True, False, True, True, False)),
     "around zero, no margin": ((-0.5, 0.5, False, None), (None, None, None, None, None)),
@@ -67,8 +67,9 @@ def test_higher_is_better_unless_told() -> None:
 
 
 def test_better_than_is_contradicted_up_to_the_margin_itself() -> None:
-    # shown better, but by less than the margin: not better by what matters, whether shown or not
-    assert judge(interval(0.5, 1.0, different=True, margin=1.0, delta=0.75), "better_than") is False
+    # shown better, and not better by the margin: both, so can't tell (a narrower interval
+    # around the same estimate would otherwise turn one answer into the other)
+    assert judge(interval(0.5, 1.0, different=True, margin=1.0, delta=0.75), "better_than") is None
     assert judge(interval(0.5, 1.0 + 10 * EPS, different=True, margin=1.0, delta=0.75), "better_than") is True
     assert judge(interval(0.5, 1.0, different=False, margin=1.0), "better_than") is False
     assert judge(interval(0.5, 1.0 + 10 * EPS, different=False, margin=1.0), "better_than") is None
@@ -104,7 +105,7 @@ def test_exactly_at_the_threshold_with_no_noise_passes() -> None:
 def test_an_interval_not_given_is_the_difference_itself() -> None:
     exact = Comparison(Outcome.DIFFERENT, -0.5, 0.0, 1.0, "exact", "no noise estimate", different=True)
     assert judge(exact, "no_worse_than") is True  # -0.5 is within the margin of 1
-    assert judge(exact, "worse_than") is False  # and so not worse by what matters
+    assert judge(exact, "worse_than") is True  # exact: shown worse, and no run narrows it
     exact = Comparison(Outcome.DIFFERENT, 2.0, 0.0, 1.0, "exact", "no noise estimate", different=True)
     assert judge(exact, "better_than") is True and judge(exact, "worse_than") is False
     exact = Comparison(Outcome.SAME, 0.5, 0.0, 1.0, "exact", "no noise estimate")
@@ -169,10 +170,21 @@ def test_repeats_keep_the_known_noise_while_their_spread_agrees_with_it(values, 
 
 def test_a_run_at_the_mean_keeps_better_than_as_it_read() -> None:
     """One run 1.0 below a fixed 1.0 (lower is better), tolerance ±1, margin 2: not better by
-    the margin. A second run at the same value narrows the interval to [0.29, 1.71] better,
-    shown better, but still by less than the margin: still contradicted, never "holds"."""
+    the margin. A second run at the same value narrows the interval to [0.29, 1.71] better:
+    shown better, and still not by the margin: can't tell, never "holds"."""
     one, two, ref = Measure.of([0.0]), Measure.of([0.0, 0.0]), Measure(1.0, fixed=True)
-    for m in (one, two):
-        c = compare(m, ref, margin=2.0, tolerance=Tolerance(1.0), confidence=0.9)
-        assert judge(c, "better_than", "lower") is False and judge(c, "no_worse_than", "lower") is True
+    verdicts = [judge(compare(m, ref, margin=2.0, tolerance=Tolerance(1.0), confidence=0.9), "better_than", "lower")
+                for m in (one, two)]
+    assert verdicts == [False, None]  # not better by the margin; then shown better too: can't tell
     assert compare(two, ref, margin=2.0, tolerance=Tolerance(1.0), confidence=0.9).different
+
+
+def test_more_runs_at_the_mean_never_turn_better_than_from_holds_to_contradicted() -> None:
+    """Two runs 8 below a fixed 8 (lower is better), tolerance ±9, margin 14: shown better,
+    and the interval of the improvement [1.6, 14.4] reaches the margin: holds. A third run at
+    the same value narrows it to [2.8, 13.2]: now also not better by the margin: can't tell,
+    never contradicted."""
+    ref = Measure(8.0, fixed=True)
+    verdicts = [judge(compare(Measure.of([0.0] * k), ref, margin=14.0, tolerance=Tolerance(9.0), confidence=0.9),
+                      "better_than", "lower") for k in (2, 3)]
+    assert verdicts == [True, None]

@@ -472,9 +472,9 @@ def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]
     With d the difference signed so that positive is better, [dlo, dhi] its interval and m the
     margin (0 without one):
 
-    - better_than: contradicted when dhi < m (not better by the margin, though perhaps shown
-      better by less); else holds when shown better;
-    - worse_than: contradicted when dlo > -m; else holds when shown worse;
+    - better_than: holds when shown better; contradicted when dhi < m (not better by the margin);
+      both (shown better by less than the margin): can't tell, but for an exact comparison (holds);
+    - worse_than: holds when shown worse; contradicted when dlo > -m; both: as better_than;
     - no_worse_than: holds when dlo ≥ -m (worse by less than the margin at most); contradicted
       when dhi < -m (shown worse by more than the margin; without one, shown worse);
     - passes / fails (a threshold, compared without a margin): shown on one side or the other;
@@ -494,12 +494,19 @@ def judge(c: Comparison, word: str, direction: str = "higher") -> Optional[bool]
     hi = c.delta if c.hi is None else c.hi
     dlo, dhi = (lo, hi) if sign > 0 else (-hi, -lo)
     m = c.margin or 0.0
-    # shown better (or worse) by less than the margin is shown not better (worse) by what matters:
-    # contradicted, as the comparison that says "the same" within the margin reads it
+    # Shown better holds, and not better by the margin is contradicted: an interval between 0 and
+    # the margin is both, and can't tell, so that a narrower interval around the same estimate
+    # never turns one answer into the other (an exact comparison, which runs never narrow, holds)
     if word == "better_than":
-        return False if dhi < m + _EPS else True if better else None
+        short = dhi < m + _EPS  # not better by the margin
+        if better:
+            return None if short and m and c.method != "exact" else True
+        return False if short else None
     if word == "worse_than":
-        return False if dlo > -m - _EPS else True if worse else None
+        short = dlo > -m - _EPS  # not worse by the margin
+        if worse:
+            return None if short and m and c.method != "exact" else True
+        return False if short else None
     if word == "no_worse_than":
         return True if dlo >= -m - _EPS else False if dhi < -m - _EPS or (worse and not m) else None
     at_it = c.method == "exact" and not c.different
