@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from triage.rules.engine import summary
 from triage.rules.engine.keys import Keys, once
