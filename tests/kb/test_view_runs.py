@@ -73,7 +73,8 @@ def test_configs_of_many_keys_are_each_keys_config(configs, ids, keys, before) -
     for key in named:
         run = one.get(key)
         assert by_name.ref(key) == ((run.run_id, run.config, run.url) if run is not None else None)
-        assert by_name.ref(key) == every.ref(key)
+        if sum(r.key == key for r in runs) == 1:  # a key two runs share: each view names one of them
+            assert by_name.ref(key) == every.ref(key)
         assert by_name.get(key) is run or by_name.get(key) == run  # a run named by name is read whole when asked
 
 

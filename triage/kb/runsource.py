@@ -30,6 +30,10 @@ _MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 _COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in JSON_COLUMNS else c for c in READ_COLUMNS) + ", pk"
 
 
+def _first(row: tuple) -> Any:
+    return row[0]
+
+
 def _read_columns(t: Any) -> list:
     """:data:`_COLUMNS` as SQLAlchemy writes them."""
     return [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
@@ -125,15 +129,18 @@ class DbSource:
         return sorted(out, key=self.order)
 
     def refs_by_keys(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str, Optional[str]]]:
-        """(run id, config, URL) of the runs of these pairs, in no order: what a view names a
-        run by, without reading and decoding the rest of it (a report names the first runs
-        behind each of thousands of pieces of evidence)."""
+        """(run id, config, URL) of the runs of these pairs, in the order recorded (as
+        :meth:`by_keys` gives them): what a view names a run by, without reading and decoding
+        the rest of it (a report names the first runs behind each of thousands of pieces of
+        evidence)."""
         wanted, found = self._at_hand(sorted(set(pairs)))
-        out = [(r.run_id, r.config, r.url) for r in found]
-        for rows in self._pairs_rows(wanted, "run_id, config, url", lambda t: [t.c.run_id, t.c.config, t.c.url]):
+        out = [(r.seq, r.run_id, r.config, r.url) for r in found]
+        for rows in self._pairs_rows(wanted, "pk, run_id, config, url",
+                                     lambda t: [t.c.pk, t.c.run_id, t.c.config, t.c.url]):
             for batch in rows:
                 out += batch
-        return out
+        out.sort(key=_first)
+        return [(run_id, config, url) for _, run_id, config, url in out]
 
     def _pairs_rows(self, wanted: list[tuple[str, str]], columns: str, cols: Any) -> Iterator[Any]:
         """For each chunk of (run id, config) pairs, the rows of their runs with ``columns``
