@@ -12,6 +12,7 @@ would not.
 from __future__ import annotations
 
 import heapq
+from operator import itemgetter
 from typing import Any, Iterator, Optional
 
 from sqlalchemy import Text, cast, func, select, tuple_
@@ -28,10 +29,6 @@ from triage.rules.engine.source import Token, config_and_keys, digest
 _MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 #: The run table's columns a run is read from, the JSON ones as their text (as run_records reads them).
 _COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in JSON_COLUMNS else c for c in READ_COLUMNS) + ", pk"
-
-
-def _first(row: tuple) -> Any:
-    return row[0]
 
 
 def _read_columns(t: Any) -> list:
@@ -139,7 +136,7 @@ class DbSource:
                                      lambda t: [t.c.pk, t.c.run_id, t.c.config, t.c.url]):
             for batch in rows:
                 out += batch
-        out.sort(key=_first)
+        out.sort(key=itemgetter(0))  # in the order recorded
         return [(run_id, config, url) for _, run_id, config, url in out]
 
     def _pairs_rows(self, wanted: list[tuple[str, str]], columns: str, cols: Any) -> Iterator[Any]:

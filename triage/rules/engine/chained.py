@@ -187,8 +187,3 @@ def _may_share(a: Keys, b: Keys) -> bool:
     if a._suffix and b._suffix:
         return a._suffix.endswith(b._suffix) or b._suffix.endswith(a._suffix)
     return True
-
-
-def each_part(keys: Sequence[str]) -> Sequence[Keys | Sequence[str]]:
-    """The parts of ``keys`` (itself when it is not :class:`Chained`)."""
-    return keys.parts if isinstance(keys, Chained) else (keys,)

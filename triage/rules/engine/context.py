@@ -296,7 +296,9 @@ class Context:
             kept, fingerprint = pools.pooled(self, config, metric)
             token = pools.token(config, metric)
             self.read(token, fingerprint)
-            return Pool.kept(self, kept, metric, sel, [(token, fingerprint)])
+            pool = Pool.kept(self, kept, metric, sel, [(token, fingerprint)])
+            pool.piece = token[1]  # what names the piece that keeps its keys
+            return pool
         outer, self._noting = self._noting, []
         try:
             runs = [r for r in self.select(sel) if self.valid(r) and self.has_metric(r, metric)]
@@ -476,7 +478,7 @@ class Pool:
         self.label = ctx.label(runs, counted=metric == FAIL_RATE) if runs else ""
         self._ctx, self._sel, self._metric = ctx, None, metric
         self._kept: Any = None
-        self.piece: Optional[str] = None  # the name of the piece that keeps its keys (a kept pool's)
+        self.piece: Optional[str] = None  # the name of the piece that keeps its keys (a kept pool's: _new_pool)
 
     @classmethod
     def kept(cls, ctx: Context, kept: Any, metric: str, sel: Selector,
@@ -485,7 +487,6 @@ class Pool:
         its runs are read only if asked for."""
         pool = cls(ctx, [], metric, reads)
         pool._kept, pool._sel, pool.count, pool.keys = kept, sel, kept.count, kept.keys
-        pool.piece = f"{kept.config}\x1f{metric}"  # as triage.rules.engine.pools.token names it
         if kept.count:
             pool.measure = ctx.measure_values(kept.values, kept.ns, metric)
             text = ctx.short(kept.config)  # as Context.label says it of one config's runs
