@@ -197,6 +197,17 @@ def test_the_texts_after_the_first_slash_are_each_keys_once_in_order(keys: list)
     assert tails(keys) == want and tails(Keys(SEP.join(keys))) == want
 
 
+@given(st.lists(st.text(alphabet="ab/", min_size=1, max_size=5), min_size=1, max_size=8),
+       st.text(alphabet="ab/", min_size=1, max_size=5))
+def test_keys_kept_as_ids_and_a_suffix_have_the_tails_of_their_keys(ids: list, suffix: str) -> None:
+    """Keys that all end with one text, kept as ids or joined: one tail when no id holds a "/", else each key's."""
+    from triage.rules.engine.keys import tails
+
+    keys = [i + suffix for i in ids]
+    assert tails(Keys.suffixed(SEP.join(ids), suffix, len(ids))) == tails(keys)
+    assert tails(Keys(SEP.join(keys))) == tails(keys)  # the same keys joined: one tail when each has one "/"
+
+
 def test_a_key_is_found_at_its_place_among_keys_kept_whole_or_as_ids() -> None:
     whole = Keys("\x00".join(["1/c", "21/c", "2/c", "x/2/c"]))
     lazy = Keys.suffixed("\x00".join(["1", "21", "2", "x/2"]), "/c")
@@ -282,3 +293,26 @@ def test_named_keys_are_the_first_then_one_of_each_further_config(keys: list, he
         assert named(Keys(SEP.join(keys)), head) == expected
         assert named(Keys.suffixed(SEP.join(k + "x" for k in keys), "/c"), head) == named(
             [k + "x/c" for k in keys], head)
+
+
+@given(st.lists(st.sampled_from(["1", "21", "2", "x/2", "12"]), max_size=12), st.sampled_from(["/c", "/b/c"]),
+       st.sampled_from(["1", "2", "21", "x/2", "3", "12", ""]), st.booleans())
+def test_every_place_of_a_key_is_found_kept_whole_or_as_ids_split_or_not(ids: list, suffix: str, run_id: str,
+                                                                         split: bool) -> None:
+    """A key may be among keys more than once (a run with several confounds): every place, in
+    order, and none for a key that is only part of one."""
+    keys = [i + suffix for i in ids]
+    want = [at for at, k in enumerate(keys) if k == run_id + suffix]
+    for made in (Keys(SEP.join(keys)), Keys.suffixed(SEP.join(ids), suffix, len(ids))):
+        if split:
+            list(made)
+        assert made.places_of(run_id + suffix) == want
+        assert made.places_of(run_id) == [] and made.places_of(None) == []
+
+
+@given(st.lists(st.sampled_from(["1", "21", "x/2"]), max_size=6), st.sampled_from(["/c", "/b/c"]),
+       st.lists(st.sampled_from(["1/c", "21/b/c", "x/2/c", "2/c", "1/d", "1"]), max_size=4))
+def test_whether_any_of_some_keys_is_here_is_asked_of_each_that_can_be(ids: list, suffix: str, asked: list) -> None:
+    keys = [i + suffix for i in ids]
+    for made in (Keys(SEP.join(keys)), Keys.suffixed(SEP.join(ids), suffix, len(ids))):
+        assert made.any_of(asked) == any(k in keys for k in asked)

@@ -164,7 +164,7 @@ def merged(parts: Sequence[Part]) -> Union[list[str], Chained]:
                 continue
             if any(ks is p for p in pools):
                 continue  # every key of it named already
-            if any(k in ks for k in plain) or any(_may_share(ks, p) for p in pools):
+            if ks.any_of(plain) or any(_may_share(ks, p) for p in pools):
                 return list(dict.fromkeys(chain.from_iterable(ks for _, ks in parts)))
             if pending:
                 out_parts.append(Keys.of(pending))

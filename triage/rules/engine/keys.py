@@ -194,6 +194,14 @@ class Keys(Sequence[str]):
             return key in self._items
         return self._find(key)[1] != -1
 
+    def any_of(self, keys: Iterable[str]) -> bool:
+        """Whether any of ``keys`` is here (``any(k in self for k in keys)``): where every key
+        here ends with one suffix, only those of ``keys`` that end with it are looked for."""
+        suffix = self._suffix
+        if suffix:
+            return any(k in self for k in keys if k.endswith(suffix))
+        return any(k in self for k in keys)
+
     def index_of(self, key: object) -> Optional[int]:
         """The place of ``key`` here (None: not here): a search of the text and a count
         of the separators before what it finds, without splitting the keys."""
@@ -201,6 +209,24 @@ class Keys(Sequence[str]):
             return None
         text, at = self._find(key)
         return None if at == -1 else text.count(SEP, 0, at)
+
+    def places_of(self, key: object) -> list[int]:
+        """Every place of ``key`` here, in order (a key may be here more than once): searches
+        of the text and counts of the separators between what they find, without splitting."""
+        if not isinstance(key, str) or not self or SEP in key:
+            return []
+        text, at = self._find(key)
+        out: list[int] = []
+        if self._suffix:  # _find looked for the key without its suffix among the ids
+            key = key[:-len(self._suffix)]
+        n, place, counted = len(key), 0, 0
+        while at != -1:
+            if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):
+                place += text.count(SEP, counted, at)
+                counted = at
+                out.append(place)
+            at = text.find(key, at + 1)
+        return out
 
     def _find(self, key: str) -> tuple[str, int]:
         """Where ``key`` is whole in the text it is looked for in (-1: nowhere), and that
@@ -221,8 +247,21 @@ class Keys(Sequence[str]):
         return text, -1
 
     def _found_tails(self) -> tuple[str, ...]:
-        """:func:`tails`, worked out: one search of the joined text."""
+        """:func:`tails`, worked out: one search of the joined text; for keys that all end
+        with one suffix and whose ids hold no "/", the suffix's own (a base's hundred
+        thousand keys are not joined and searched to find their one config)."""
+        if self._suffix and "/" not in self._ids:
+            return (self._suffix.partition("/")[2],)
         text = self._text if self._text is not None else self._ids.replace(SEP, self._suffix + SEP) + self._suffix
+        if not text:
+            return ()
+        # one config's keys, each ``ID/CONFIG`` with one "/" (a recipe's runs): counted, not searched.
+        # n keys end with "/" + tail, each at a separator or the end: with n "/" in all, each
+        # key holds that one "/" alone
+        tail = text.rpartition(SEP)[2].partition("/")[2]
+        n = len(self)
+        if text.count("/") == n and text.count(f"/{tail}{SEP}") == n - 1 and text.endswith(f"/{tail}"):
+            return (tail,)
         found = _TAIL.findall(text)
         return tuple(dict.fromkeys(found if len(found) == len(self)  # else a key without "/"
                                    else (key.partition("/")[2] for key in self)))

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from enum import Enum
 from itertools import compress, islice
-from operator import ne
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from triage.rules.engine.keys import SEP, Keys, configs_of, splits
@@ -295,47 +294,14 @@ def _plain_groups(part: tuple) -> Optional[list[tuple[str, Confound, int, list[s
     return out
 
 
-    def notes(self) -> Mapping[str, str]:
-        """Run key -> what its reading adds ("confounded (image, sha)"), looked up among
-        the runs of the configs a key can be of."""
-        return _Notes(self._parts)
-
-
-class _Spans:
-    """A part's runs for :class:`_Notes` when each run's confounds come one after another (as a
-    recipe's are made): where each run's begin and end, without a list per run."""
-
-    def __init__(self, first: dict[str, int], last: dict[str, int], places: Sequence[int], combos: Sequence) -> None:
-        self._first, self._last, self._places, self._combos = first, last, places, combos
-
-    def get(self, key: str, default: Any = ()) -> Any:
-        at = self._first.get(key)
-        if at is None:
-            return default
-        return [self._combos[self._places[i]][1] for i in range(at, self._last[key] + 1)]
-
-
 class _Notes(Mapping[str, str]):
-    """:meth:`Confounds.notes`: a part's runs indexed when a key of its configs is first asked."""
+    """:meth:`Confounds.notes`: a key looked up in the runs of the parts of the configs it can
+    be of, by a search of their text (a view asks a few thousand keys of hundreds of
+    thousands of confounds: indexing them all cost more than the searches)."""
 
     def __init__(self, parts: list) -> None:
         self._parts = parts
         self._by_config: Optional[dict[str, list[int]]] = None
-        self._index: dict[int, Any] = {}  # a part's place -> its runs' keys (a dict, or _Spans)
-
-    def _of(self, i: int) -> Any:
-        found = self._index.get(i)
-        if found is None:
-            runs, _, places, combos = self._parts[i]
-            listed = list(runs.passing())
-            first = dict(zip(reversed(listed), range(len(listed) - 1, -1, -1)))
-            if len(first) == 1 + sum(map(ne, listed[1:], listed[:-1])):  # each run's confounds one after another
-                found = self._index[i] = _Spans(first, dict(zip(listed, range(len(listed)))), places, combos)
-                return found
-            found = self._index[i] = {}
-            for run, place in zip(listed, places):
-                found.setdefault(run, []).append(combos[place][1])
-        return found
 
     def __getitem__(self, key: str) -> str:
         if self._by_config is None:
@@ -344,7 +310,8 @@ class _Notes(Mapping[str, str]):
                 for config in configs_of(runs):
                     self._by_config.setdefault(config, []).append(i)
         parts = sorted({i for _, config in splits(key) for i in self._by_config.get(config, ())})
-        keys = [k for i in parts for k in self._of(i).get(key, ())]
+        keys = [combos[places[at]][1] for i in parts for runs, _, places, combos in (self._parts[i],)
+                for at in runs.places_of(key)]
         if not keys:
             raise KeyError(key)
         return f"confounded ({', '.join(dict.fromkeys(keys))})"
