@@ -76,6 +76,13 @@ def test_configs_of_many_keys_are_each_keys_config(configs, ids, keys, before) -
         if sum(r.key == key for r in runs) == 1:  # a key two runs share: each view names one of them
             assert by_name.ref(key) == every.ref(key)
         assert by_name.get(key) is run or by_name.get(key) == run  # a run named by name is read whole when asked
+    # runs the evaluation names already (a recipe's first runs): named alike, without a lookup
+    # when their key is theirs alone
+    primed = SourceRuns(_Source(runs, configs + ["unseen"]), None)
+    primed.named_as((r.key, r.run_id, r.config, r.url) for r in runs[::2])
+    primed.prefetch_refs(named)
+    assert [primed.ref(k) for k in named] == [by_name.ref(k) for k in named]
+    assert [primed.config_of(k) for k in named] == [by_name.config_of(k) for k in named]
 
 
 def test_the_usual_keys_configs_ask_the_knowledge_base_nothing() -> None:
@@ -86,3 +93,14 @@ def test_the_usual_keys_configs_ask_the_knowledge_base_nothing() -> None:
     assert source.asked == 0
     # "1/fp8/eager": run 1 of fp8/eager, or run 1/fp8 of eager; looked up
     assert view.configs_of(["1/fp8/eager"]) == {"fp8/eager"} and source.asked == 1
+
+
+def test_runs_named_already_are_not_looked_up_unless_another_run_may_share_their_key() -> None:
+    runs = [_run("1", "base"), _run("2", "eager"), _run("1", "fp8/eager"), _run("1/fp8", "eager")]
+    source = _Source(runs, ["base", "eager", "fp8/eager"])
+    view = SourceRuns(source, None)
+    view.named_as((r.key, r.run_id, r.config, r.url) for r in runs[:3])
+    view.prefetch_refs(["1/base", "2/eager"])
+    assert source.asked == 0 and view.ref("2/eager") == ("2", "eager", "u/2/eager")
+    view.prefetch_refs(["1/fp8/eager"])  # run 1 of fp8/eager, or run 1/fp8 of eager: looked up
+    assert source.asked > 0 and view.ref("1/fp8/eager") == ("1", "fp8/eager", "u/1/fp8/eager")

@@ -84,3 +84,26 @@ def test_a_fingerprint_tells_plain_data_apart_and_takes_anything():
     assert fingerprint([0.878]) != fingerprint([0.8780000000000001])  # floats exactly
     assert fingerprint(["a", "b"]) != fingerprint(["ab"])
     assert len(fingerprint(2**70)) == 24 == len(fingerprint(object))  # not plain: its repr
+
+
+def test_a_recipes_shown_runs_are_read_again_only_when_its_runs_change() -> None:
+    """What the Experiments table shows of a recipe's first runs is kept as a piece: a new
+    valid base run (which changes every confound of a recipe on the base) reads no recipe's
+    runs again; a run of the recipe does, and it then shows that run too."""
+    base = INV.spec.base
+    recipe = next(r.id for r in INV.recipes if r.base == base and any(x.config == r.id for x in RUNS))
+    shown = [f"x:{r.id}" for r in INV.recipes]
+    memo = Memo()
+    evaluate(replace(INV, runs=RUNS), memo)
+    valid = replace(RUNS[0], run_id="1", config=base, status="failed", metrics={"gsm8k": (0.88, 1319)},
+                    provenance={"sha": "x"}, time="2026-08-01T00:00:00+00:00")
+    memo = through_storage(memo)
+    evaluate(replace(INV, runs=RUNS + [valid]), memo)
+    assert f"f:{base}" in memo.worked and not set(shown) & set(memo.worked)
+    own = replace(valid, run_id="2", config=recipe, metrics={"gsm8k": (0.9312, 1319)}, time="2026-07-01T00:00:00+00:00")
+    memo = through_storage(memo)
+    ev = evaluate(replace(INV, runs=RUNS + [valid, own]), memo)
+    assert [n for n in memo.worked if n in shown] == [f"x:{recipe}"]
+    state = next(st for st in ev.recipes if st.recipe == recipe)
+    assert own.key in [row[0] for row in state.shown] and any(row[4] == 0.9312 for row in state.shown)
+    assert ev.recipes == evaluate(replace(INV, runs=RUNS + [valid, own])).recipes

@@ -82,7 +82,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     short = _shortener(spec.config_prefix)
     shown = index.newest(runs_limit)
     # the runs the view reads (a recipe's results, the warnings'), whole; those it only names, by name
-    index.prefetch([k for st in ev.recipes for k in st.runs[:RUN_REFS]] + index.warned(w.message for w in ev.warnings))
+    index.prefetch(index.warned(w.message for w in ev.warnings))  # a recipe's runs shown: its state holds them
+    index.named_as(row[:4] for st in ev.recipes for row in st.shown)
     index.prefetch_refs(_named(bundle, ev))
     prime = getattr(ev.readings, "prime", None)
     if prime is not None:  # the runs the view asks readings of, at hand
@@ -109,7 +110,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "counts": counts,
         "hypotheses": hyps,
         "titles": titles,
-        "experiments": _experiments(bundle, ev, refs.run_ref, short, index),
+        "experiments": _experiments(bundle, ev, short, index),
         "runs": [_run_row(r, spec, recipes, ev, short) for r in shown],
         "runs_total": index.total(),
         "bisects": bisects,
@@ -316,23 +317,20 @@ def _tree(hypotheses: list) -> list[tuple[Any, str]]:
 
 def _named(bundle: Any, ev: Any) -> list[str]:
     """The keys of the runs a view names: the first RUN_REFS behind each piece of
-    evidence, bisect point and recipe, and every run manual evidence names (the
-    Experiments table asks each one's config)."""
+    evidence and bisect point, and every run manual evidence names (the Experiments
+    table asks each one's config).  A recipe's first runs come with its state."""
     keys: list[str] = []
     for e in ev.evidence:  # a manual item may name runs that are not (or no longer) there: look them all up
         keys += e.runs if e.rule == "manual" else e.runs[:RUN_REFS]
     for b in ev.bisects:
         for p in b.points:
             keys += p.runs[:RUN_REFS]
-    for st in ev.recipes:
-        keys += st.runs[:RUN_REFS]
     return keys
 
 
-def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> list[dict]:
+def _experiments(bundle: Any, ev: Any, short: Any, index: Any) -> list[dict]:
     """One row per recipe: what it changed, what its runs read, what it decided."""
     recipes = {r.id: r for r in bundle.recipes}
-    metric = bundle.spec.metric
     rows = []
     deciding = [e for e in ev.evidence if e.counts and e.verdict in VERDICT_WORDS and "invalid-run" not in e.flags]
     configs: dict[int, set[str]] = {}  # an item's runs' configs, once: recipes share the items of a pooled config
@@ -349,18 +347,7 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
             by_config.setdefault(config, []).append(e)
     for st in ev.recipes:
         recipe = recipes[st.recipe]
-        results = []
-        for key in st.runs[:RUN_REFS]:
-            run = index.get(key)
-            value = run.metrics.get(metric) if run is not None else None
-            invalid = ev.invalid.get(key)
-            reading = invalid or ev.readings.get(key, "")
-            text = (fmt(value[0]) + (f" ({reading})" if reading else "")) if value and not invalid else reading
-            results.append({"run": run_ref(key), "text": text, "valid": invalid is None,
-                            "brief": _brief_result(run, value, invalid, reading)})
-        if len(st.runs) > RUN_REFS:
-            more = {"run_id": f"+{len(st.runs) - RUN_REFS:,} more", "config": "", "url": None}
-            results.append({"run": more, "text": "", "valid": True, "brief": ""})
+        results = _shown_results(st, ev.readings.note)
         decided: dict[str, dict] = {}
         valid = set(st.valid)
         for e in by_config.get(st.recipe, ()):  # its valid runs are runs of its config
@@ -385,6 +372,27 @@ def _experiments(bundle: Any, ev: Any, run_ref: Any, short: Any, index: Any) -> 
             "confounded": list(st.confounded),
         })
     return rows
+
+
+def _shown_results(st: Any, note: Any) -> list[dict]:
+    """A recipe's first runs as its row shows them (its state's shown runs, kept with the
+    evaluation: no run is read here), each reading with what its confounds add; then how
+    many more runs there are."""
+    results = []
+    for key, run_id, config, url, value, plain, invalid, word in st.shown:
+        added = note(key)
+        reading = invalid or ((f"{plain}; {added}" if plain else added) if added else plain)
+        valid = value is not None and not invalid
+        text = (fmt(value) + (f" ({reading})" if reading else "")) if valid else reading
+        brief = (word if invalid is not None
+                 else fmt(value) + ("; confounded" if "confounded" in reading else "") if value is not None
+                 else reading)
+        results.append({"run": {"run_id": run_id, "config": config, "url": url}, "text": text,
+                        "valid": invalid is None, "brief": brief})
+    if len(st.runs) > len(st.shown):
+        more = {"run_id": f"+{len(st.runs) - len(st.shown):,} more", "config": "", "url": None}
+        results.append({"run": more, "text": "", "valid": True, "brief": ""})
+    return results
 
 
 def _brief_result(run: Any, value: Any, invalid: Optional[str], reading: str) -> str:

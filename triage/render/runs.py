@@ -27,6 +27,9 @@ class ListRuns:
     def prefetch_refs(self, keys: Iterable[str]) -> None:
         pass
 
+    def named_as(self, refs: Iterable[tuple[str, str, str, Optional[str]]]) -> None:
+        pass
+
     def ref(self, key: str) -> Optional[tuple[str, str, Optional[str]]]:
         run = self._by_key.get(key)
         return (run.run_id, run.config, run.url) if run is not None else None
@@ -89,6 +92,15 @@ class SourceRuns:
         for r in self._source.by_keys(pairs) if pairs else []:
             self._known.setdefault(r.key, r)
         self._missing.update(k for k in wanted if k not in self._known)
+
+    def named_as(self, refs: Iterable[tuple[str, str, str, Optional[str]]]) -> None:
+        """Runs named already, (key, run id, config, URL) each, as the evaluation holds
+        them (a recipe's first runs): :meth:`prefetch_refs` does not look them up.  Only a
+        key with one "/", which no other run can share."""
+        for key, run_id, config, url in refs:
+            if key not in self._looked and key.count("/") == 1:
+                self._looked.add(key)
+                self._refs[key] = (run_id, config, url)
 
     def prefetch_refs(self, keys: Iterable[str]) -> None:
         """Look up what names each run (:meth:`ref`) of these keys, in one query per 2,000 keys,

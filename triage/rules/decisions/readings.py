@@ -43,6 +43,40 @@ def reading(run: RunRec, ctx: Context, said: Optional[dict] = None) -> str:
     return text
 
 
+#: The first runs of a recipe the Experiments table shows, each with what it reads.
+SHOWN_RUNS = 20
+
+#: A shown run: (key, run id, config, URL, its primary metric's value or None, its reading
+#: before a confound's note, why it decides nothing in brief or None, that in a word or two or None).
+Shown = tuple[str, str, str, Optional[str], Optional[float], str, Optional[str], Optional[str]]
+
+
+def shown_runs(recipe: str, ctx: Context) -> tuple[Shown, ...]:
+    """A recipe's first :data:`SHOWN_RUNS` runs (by time, as its facts keep them) as the
+    Experiments table shows them.  Worked out with the evaluation and kept as a piece of
+    it, so that a view of a recipe whose runs did not change reads none of them.  A
+    confound's note is left to the view (the recipe's confounds change with its base)."""
+    from triage.rules.engine.facts import facts
+
+    keys = facts(recipe, ctx).keys[:SHOWN_RUNS]
+    if not keys:
+        return ()
+    runs = {r.key: r for r in ctx.by_config.get(recipe, [])}
+    metric, said = ctx.spec.metric, {}
+    out: list[Shown] = []
+    for key in keys:
+        run = runs[key]
+        value = run.metrics.get(metric)
+        invalid = None if ctx.invalid_reason(run) is None else ctx.invalid_reason(run, brief=True) or ""
+        word = None
+        if invalid is not None:
+            word = "excluded" if run.excluded else run.status
+            word = f"{word}: {run.signature}" if run.signature and not run.excluded else word
+        out.append((key, run.run_id, run.config, run.url, value[0] if value else None, reading(run, ctx, said),
+                    invalid, word))
+    return tuple(out)
+
+
 def _said(m: stats.Measure, ctx: Context) -> list[str]:
     """What a measure of the primary metric says against good, bad and the gate."""
     bits = []
@@ -143,6 +177,10 @@ class Readings(dict):
             value = f"{value}; {note}" if value else note
         self[key] = value
         return value
+
+    def note(self, key: str) -> Optional[str]:
+        """What a run's confounds add to its reading (None: it has none)."""
+        return self._notes.get(key)
 
     def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
         try:

@@ -42,8 +42,8 @@ from triage.rules.engine.evidence import (
 from triage.rules.engine.facts import facts
 from triage.rules.engine.chained import Chained
 from triage.rules.engine.keys import InvalidRuns, Keys, keys_text
-from triage.rules.engine.memo import CONFOUNDS, EVIDENCE, Memo, fingerprint
-from triage.rules.decisions.readings import Readings, reading, subject_table
+from triage.rules.engine.memo import CONFOUNDS, EVIDENCE, Codec, Memo, fingerprint
+from triage.rules.decisions.readings import Readings, reading, shown_runs, subject_table
 from triage.rules.engine.records import (
     BisectState,
     Confound,
@@ -102,7 +102,7 @@ def evaluate(inv: Investigation, memo: Optional[Memo] = None) -> Evaluation:
             next_level.setdefault(h.parent, []).append(h.id)
     warnings = _warnings(inv, ctx, statuses, per_config, bisects, confounds, rivals,
                          list(override_warnings) + exclusive_warnings, exclusive_conflicting)
-    states = recipe_states(inv, ctx, items, statuses, confounds)
+    states = recipe_states(inv, ctx, items, statuses, confounds, _shown_pieces(units, ctx))
     suggestions, untested = _suggest(inv, ctx, statuses, bisects, states, next_level)
     readings = Readings(ctx, confounds.notes())
     order = {h.id: i for i, h in enumerate(inv.hypotheses)}
@@ -261,6 +261,9 @@ def _units(inv: Investigation) -> list[Unit]:
             return ctx.memo.piece(ctx, f"c:{recipe.id}", compute, CONFOUNDS)
         return make
 
+    def shown_piece(recipe: Any) -> Callable[[Context], tuple]:
+        return lambda ctx: ctx.memo.piece(ctx, f"x:{recipe.id}", lambda: shown_runs(recipe.id, ctx), SHOWN)
+
     out: list[Unit] = [(f"r:{rule.id}", lambda rule=rule: bool(rule.when.bisects()), rule_piece(rule))
                        for rule in inv.rules]
     out.append(("d:rivals", lambda: False, lambda ctx: _rivals(inv, ctx)))
@@ -268,7 +271,8 @@ def _units(inv: Investigation) -> list[Unit]:
              lambda recipe=recipe, pred=pred: bool(_prediction_condition(pred, recipe)[0].bisects()),
              prediction_piece(recipe, hyp, pred))
             for recipe in inv.recipes for hyp, pred in recipe.predicts.items()]
-    return out + [(f"c:{recipe.id}", lambda: False, confounds_piece(recipe)) for recipe in inv.recipes]
+    out += [(f"c:{recipe.id}", lambda: False, confounds_piece(recipe)) for recipe in inv.recipes]
+    return out + [(f"x:{recipe.id}", lambda: False, shown_piece(recipe)) for recipe in inv.recipes]
 
 
 def _rivals(inv: Investigation, ctx: Context) -> Rivals:
@@ -301,6 +305,15 @@ def _configs_read(piece: Optional[tuple]) -> Optional[frozenset]:
     return frozenset(configs)
 
 
+#: How a recipe's shown runs are stored: a list per run.
+SHOWN: Codec[tuple] = Codec(lambda rows: [list(r) for r in rows], lambda data: tuple(map(tuple, data)))
+
+
+def _shown_pieces(units: list[Unit], ctx: Context) -> dict[str, tuple]:
+    """Each recipe's first runs as the Experiments table shows them, a piece each."""
+    return {name[2:]: make(ctx) for name, _, make in units if name[0] == "x"}
+
+
 def _confound_pieces(units: list[Unit], ctx: Context) -> Confounds:
     return Confounds.joined([make(ctx) for name, _, make in units if name[0] == "c"])
 
@@ -318,7 +331,7 @@ def ahead_units(inv: Investigation, configs: Sequence[str]) -> list[tuple[str, b
     # once they are worked out (:func:`work_through`).
     of_recipe: dict[str, list[tuple[str, bool]]] = {}
     for name, reads, _ in _units(inv):
-        if name[0] in "pc":
+        if name[0] in "pcx":
             of_recipe.setdefault(unit_config(name), []).append((name, reads()))
         else:
             out.append((name, reads()))
@@ -399,12 +412,12 @@ def letting_go(units: Iterable[str], forget: Callable[[str], None]) -> Iterator[
 
 
 def unit_config(unit: str) -> Optional[str]:
-    """The config a unit is of: a config's facts, a recipe's predictions and confounds (a
+    """The config a unit is of: a config's facts, a recipe's predictions, confounds and shown runs (a
     recipe is named as its config, and its id holds no separator), else None."""
     kind, name = unit[:2], unit[2:]
     if kind == "p:":
         return name.partition("\x1f")[0]
-    return name if kind in ("f:", "c:") else None
+    return name if kind in ("f:", "c:", "x:") else None
 
 
 #: Configs whose runs :func:`work_through` reads in one go, at most; and about how many runs

@@ -341,6 +341,8 @@ class RecipeState:
     # per prediction: (hypothesis, "decided" | "can't tell" | "waiting for CONFIG" | "no data")
     predictions: tuple[tuple[str, str], ...] = ()
     waiting: tuple[str, ...] = ()  # for waiting: the configs (base, reference) it waits for
+    # its first runs as the Experiments table shows them (triage.rules.decisions.readings.shown_runs)
+    shown: tuple[tuple, ...] = ()
 
 
 @dataclass(frozen=True)

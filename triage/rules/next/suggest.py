@@ -120,11 +120,12 @@ def _prediction_states(recipe: RecipeSpec, items: Sequence[EvidenceItem], valid:
 
 
 def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem], statuses: Mapping[str, str],
-                  confounds: Confounds) -> list[RecipeState]:
+                  confounds: Confounds, shown: Mapping[str, tuple]) -> list[RecipeState]:
     """Never run, no valid run (an undeclared outcome, excluded, known failure),
     can't tell (a valid run whose reading is within noise), waiting (a
     prediction of an open hypothesis has no data: its base or a reference has
-    no valid run), or run; and per prediction whether it was decided."""
+    no valid run), or run; and per prediction whether it was decided.  ``shown``:
+    each recipe's first runs as a view shows them (kept with its state)."""
     undecided = {h for h, s in statuses.items() if s in UNDECIDED}
     by_rule: dict[str, list[EvidenceItem]] = {}
     for e in items:
@@ -146,7 +147,8 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
             out.append(RecipeState(recipe.id, "never-run"))
             continue
         if not valid:
-            out.append(RecipeState(recipe.id, "no-valid-run", keys, (), own.newest_why, blocked=own.newest_blocker))
+            out.append(RecipeState(recipe.id, "no-valid-run", keys, (), own.newest_why, blocked=own.newest_blocker,
+                                   shown=shown.get(recipe.id, ())))
             continue
         preds = _prediction_states(recipe, by_rule.get(f"predicts:{recipe.id}", []), valid, ctx)
         per = tuple((h, word) for h, word, _ in preds)
@@ -159,13 +161,15 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
         if cant:
             needed = tuple(dict.fromkeys(n for e in cant for n in e.needed))
             out.append(RecipeState(recipe.id, "cant-tell", keys, valid, cant[0].summary, needed,
-                                   confounded=confounded, predictions=per, waiting=waiting))
+                                   confounded=confounded, predictions=per, waiting=waiting,
+                                   shown=shown.get(recipe.id, ())))
         elif waiting:
             why = "waiting for " + ", ".join(waiting)
             out.append(RecipeState(recipe.id, "waiting", keys, valid, why, confounded=confounded, predictions=per,
-                                   waiting=waiting))
+                                   waiting=waiting, shown=shown.get(recipe.id, ())))
         else:
-            out.append(RecipeState(recipe.id, "run", keys, valid, confounded=confounded, predictions=per))
+            out.append(RecipeState(recipe.id, "run", keys, valid, confounded=confounded, predictions=per,
+                                   shown=shown.get(recipe.id, ())))
     return out
 
 
