@@ -16,6 +16,7 @@ from triage.rules.engine.records import (
 )
 from triage.rules.language.schema import (
     Condition,
+    Selector,
     outcome,
 )
 from triage.rules.decisions.stats import Measure, Outcome, fmt_delta
@@ -224,10 +225,13 @@ class _Subject:
     direction: str
     n_max: Optional[int]
     pooled: list[Part] = field(default_factory=list)  # each reference's runs as a comparison reads them
+    piece: Optional[str] = None  # the compared runs' keys as a kept pool holds them (compare_pooled)
 
     def runs(self) -> Any:
         """The compared runs, then each reference's (a pool kept whole: :mod:`triage.rules.engine.chained`)."""
-        return merged([(None, self.keys), *self.pooled]) if self.pooled else list(self.keys)
+        if self.pooled or self.piece is not None:
+            return merged([(self.piece, self.keys), *self.pooled])
+        return list(self.keys)
 
     def needs(self, c: Any) -> list[str]:
         return [_within_benchmark(c.needed, self.n_max)] if c.needed else []
@@ -355,9 +359,48 @@ def _recovers(s: _Subject, wanted: bool) -> Result:
     return r
 
 
+#: What a node that only compares its runs may set (:func:`compares_only`).
+_COMPARING = {"metric", "at_least", "below", "between", "same_as", "differs_from", "recovers", "passes", "fails",
+              "better_than", "worse_than", "no_worse_than", "margin"}
+
+
+def compares_only(cond: Condition, ctx: Context) -> bool:
+    """Whether ``cond`` only compares the runs it is given (no selector, status, count, bisect
+    or parts), of a metric of values, in an investigation without subjects: then
+    :func:`compare_pooled` says what :func:`evaluate_condition` would."""
+    return (ctx.spec.subject is None and cond.model_fields_set <= _COMPARING and bool(cond.comparisons())
+            and (cond.metric or ctx.spec.metric) != FAIL_RATE)
+
+
+def compare_pooled(cond: Condition, ctx: Context, config: str, invalid: list[tuple[str, str, str]]) -> Result:
+    """:func:`evaluate_condition` of a node that :func:`compares_only`, given one config's runs:
+    from the config's pool (:meth:`Context.pool`: kept as a piece, it reads none of them) and
+    its runs that decide nothing (``invalid``: key, config and why in brief, in the order
+    recorded).  A recipe's prediction worked out again because its base changed then reads
+    none of the recipe's runs."""
+    metric = cond.metric or ctx.spec.metric
+    count, _, m, label, keys, piece = ctx.pool(Selector.model_construct(config=config), metric)
+    s = None
+    if count:
+        assert m is not None
+        label = label if metric == ctx.spec.metric else f"{label} {metric}"
+        s = _Subject(cond, ctx, metric, m, label, ctx.shown(m, metric), keys, ctx.direction(metric),
+                     ctx.settings(metric).n_max, piece=piece)
+    results = [_compared(cond, s)]
+    out = Result(_and(results))
+    _merge(out, results)
+    merged_invalid = set(out.invalid)
+    out.invalid = [x for x in invalid if x not in merged_invalid] + out.invalid
+    return out
+
+
 def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:
     """Every comparison a node makes of its runs' measure, each three-way, joined by `all`."""
-    s = _subject(cond, ctx, valid)
+    return _compared(cond, _subject(cond, ctx, valid))
+
+
+def _compared(cond: Condition, s: Optional[_Subject]) -> Result:
+    """:func:`_compare` of a subject (None: no valid run has the metric)."""
     if s is None:
         return Result(V.NODATA)
     results: list[Result] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Optional
 
-from triage.rules.decisions.conditions import statuses
+from triage.rules.decisions.conditions import compare_pooled, compares_only, statuses
 from triage.rules.engine.context import Context
 from triage.rules.engine.keys import Keys
 from triage.rules.engine.records import (
@@ -140,8 +140,13 @@ def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
 
 def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) -> list[EvidenceItem]:
     cond, recovery, desc = _prediction_condition(pred, recipe)
-    runs = ctx.by_config.get(recipe.id, [])
-    res = evaluate_condition(cond, ctx, list(runs))
+    if compares_only(cond, ctx):  # from its runs pooled (a kept piece), and its facts: no run read
+        from triage.rules.engine.facts import facts
+
+        invalid = [(key, recipe.id, why) for _, key, why in facts(recipe.id, ctx).invalid]
+        res = compare_pooled(cond, ctx, recipe.id, invalid)
+    else:
+        res = evaluate_condition(cond, ctx, list(ctx.by_config.get(recipe.id, [])))
     rule = f"predicts:{recipe.id}"
     items = _invalid_items(hyp, rule, res, ctx)
     predicted = f"predicted to {desc.base} if this were the cause"
@@ -159,7 +164,7 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
                                      _runs(res), summary=f"{numbers}; {predicted}",
                                      needed=tuple(res.needed)))
     elif res.value is V.NODATA:
-        items[:0] = _no_number(hyp, rule, cond, runs, ctx)
+        items[:0] = _no_number(hyp, rule, cond, ctx.by_config.get(recipe.id, []), ctx)
     return items
 
 
