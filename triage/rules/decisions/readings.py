@@ -62,7 +62,8 @@ def shown_runs(recipe: str, ctx: Context) -> tuple[Shown, ...]:
     if not keys:
         return ()
     runs = {r.key: r for r in ctx.by_config.get(recipe, [])}
-    metric, said = ctx.spec.metric, {}
+    # what a value says, once per evaluation: it says the same of every recipe's runs
+    metric, said = ctx.spec.metric, ctx.once.setdefault("readings", {})
     out: list[Shown] = []
     for key in keys:
         run = runs[key]
@@ -162,7 +163,8 @@ class Readings(dict):
         self._ctx = ctx
         self._notes = notes or {}  # run key -> what its reading adds ("confounded (image)")
         self._at_hand: dict[str, RunRec] = {}
-        self._said: dict[tuple, str] = {}  # (subject, (value, n)) -> what a valid run of them says
+        # (subject, (value, n)) -> what a valid run of them says: shared with the recipes' shown runs
+        self._said: dict[tuple, str] = ctx.once.setdefault("readings", {})
 
     def prime(self, runs: Sequence[RunRec]) -> None:
         """Runs a view has at hand already: their readings need not look them up."""
