@@ -140,7 +140,10 @@ def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
 
 def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) -> list[EvidenceItem]:
     cond, recovery, desc = _prediction_condition(pred, recipe)
-    if compares_only(cond, ctx):  # from its runs pooled (a kept piece), and its facts: no run read
+    # Worked out again (pieces of an earlier evaluation at hand), a prediction that only compares
+    # takes its recipe's runs pooled (a kept piece) and its facts: none of its runs is read.  A
+    # whole evaluation reads them, as cheap as pooling them, and keeps no pool it may not need.
+    if ctx.memo.stored and compares_only(cond, ctx):
         from triage.rules.engine.facts import facts
 
         invalid = [(key, recipe.id, why) for _, key, why in facts(recipe.id, ctx).invalid]
