@@ -224,6 +224,7 @@ def _evidence(e: Any, refs: _RunRefs, short: Any, decisive: list) -> dict:
 
 def _run_row(r: Any, spec: Any, recipes: dict, ev: Any, short: Any) -> dict:
     """One row of the runs table."""
+    from triage.rules.decisions.readings import invalid_word
     from triage.rules.engine.evaluate import num
 
     recipe = recipes.get(r.config)
@@ -242,7 +243,8 @@ def _run_row(r: Any, spec: Any, recipes: dict, ev: Any, short: Any) -> dict:
         "n": r.metrics[spec.metric][1] if has else None,
         # a known failure by its name (the Warnings explain it); an exclusion with its reason
         "brief": (ev.readings.get(r.key, "") if r.excluded
-                  else _brief_result(r, None, ev.invalid.get(r.key), ev.readings.get(r.key, ""))),
+                  else _brief(None, None if ev.invalid.get(r.key) is None else invalid_word(r),
+                                ev.readings.get(r.key, ""))),
         "other_metrics": ", ".join(f"{k}={num(v)}" for k, (v, _) in sorted(r.metrics.items()) if k != spec.metric),
         "reading": ev.readings.get(r.key, ""),
         "valid": r.key not in ev.invalid,
@@ -384,27 +386,22 @@ def _shown_results(st: Any, note: Any) -> list[dict]:
         reading = invalid or ((f"{plain}; {added}" if plain else added) if added else plain)
         valid = value is not None and not invalid
         text = (fmt(value) + (f" ({reading})" if reading else "")) if valid else reading
-        brief = (word if invalid is not None
-                 else fmt(value) + ("; confounded" if "confounded" in reading else "") if value is not None
-                 else reading)
         results.append({"run": {"run_id": run_id, "config": config, "url": url}, "text": text,
-                        "valid": invalid is None, "brief": brief})
+                        "valid": invalid is None, "brief": _brief(value, word, reading)})
     if len(st.runs) > len(st.shown):
         more = {"run_id": f"+{len(st.runs) - len(st.shown):,} more", "config": "", "url": None}
         results.append({"run": more, "text": "", "valid": True, "brief": ""})
     return results
 
 
-def _brief_result(run: Any, value: Any, invalid: Optional[str], reading: str) -> str:
+def _brief(value: Optional[float], word: Optional[str], reading: str) -> str:
     """A run's result in a word or two, for the Experiments table (the runs table
-    has its whole reading, the Warnings a known failure's meaning and remedy)."""
-    if run is None:
-        return reading
-    if invalid is not None:
-        word = "excluded" if run.excluded else run.status
-        return f"{word}: {run.signature}" if run.signature and not run.excluded else word
-    if value:
-        return fmt(value[0]) + ("; confounded" if "confounded" in reading else "")
+    has its whole reading, the Warnings a known failure's meaning and remedy): ``word``
+    for a run that decides nothing (:func:`invalid_word`), else its value."""
+    if word is not None:
+        return word
+    if value is not None:
+        return fmt(value) + ("; confounded" if "confounded" in reading else "")
     return reading
 
 

@@ -68,14 +68,18 @@ def shown_runs(recipe: str, ctx: Context) -> tuple[Shown, ...]:
     for key in keys:
         run = runs[key]
         value = run.metrics.get(metric)
-        invalid = None if ctx.invalid_reason(run) is None else ctx.invalid_reason(run, brief=True) or ""
-        word = None
-        if invalid is not None:
-            word = "excluded" if run.excluded else run.status
-            word = f"{word}: {run.signature}" if run.signature and not run.excluded else word
+        invalid = None if ctx.valid(run) else ctx.invalid_reason(run, brief=True) or ""
         out.append((key, run.run_id, run.config, run.url, value[0] if value else None, reading(run, ctx, said),
-                    invalid, word))
+                    invalid, None if invalid is None else invalid_word(run)))
     return tuple(out)
+
+
+def invalid_word(run: RunRec) -> str:
+    """A run that decides nothing in a word or two: excluded, or its status and the known
+    failure it matched (a report's Warnings say what that failure means)."""
+    if run.excluded:
+        return "excluded"
+    return f"{run.status}: {run.signature}" if run.signature else run.status
 
 
 def _said(m: stats.Measure, ctx: Context) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional
 
 from triage.rules.decisions.conditions import compare_pooled, compares_only, statuses
 from triage.rules.engine.context import Context
+from triage.rules.engine.facts import facts
 from triage.rules.engine.keys import Keys
 from triage.rules.engine.records import (
     EvidenceItem,
@@ -144,8 +145,6 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
     # takes its recipe's runs pooled (a kept piece) and its facts: none of its runs is read.  A
     # whole evaluation reads them, as cheap as pooling them, and keeps no pool it may not need.
     if ctx.memo.stored and compares_only(cond, ctx):
-        from triage.rules.engine.facts import facts
-
         invalid = [(key, recipe.id, why) for _, key, why in facts(recipe.id, ctx).invalid]
         res = compare_pooled(cond, ctx, recipe.id, invalid)
     else:

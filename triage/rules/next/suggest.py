@@ -141,14 +141,14 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
     out = []
     for recipe in inv.recipes:
         own = facts(recipe.id, ctx)
-        keys, valid = own.keys, own.valid
+        keys, valid, seen = own.keys, own.valid, shown.get(recipe.id, ())
         confounded = tuple(sorted(confounded_by.get(recipe.id, ())))
         if not keys:
             out.append(RecipeState(recipe.id, "never-run"))
             continue
         if not valid:
             out.append(RecipeState(recipe.id, "no-valid-run", keys, (), own.newest_why, blocked=own.newest_blocker,
-                                   shown=shown.get(recipe.id, ())))
+                                   shown=seen))
             continue
         preds = _prediction_states(recipe, by_rule.get(f"predicts:{recipe.id}", []), valid, ctx)
         per = tuple((h, word) for h, word, _ in preds)
@@ -162,14 +162,14 @@ def recipe_states(inv: Investigation, ctx: Context, items: Sequence[EvidenceItem
             needed = tuple(dict.fromkeys(n for e in cant for n in e.needed))
             out.append(RecipeState(recipe.id, "cant-tell", keys, valid, cant[0].summary, needed,
                                    confounded=confounded, predictions=per, waiting=waiting,
-                                   shown=shown.get(recipe.id, ())))
+                                   shown=seen))
         elif waiting:
             why = "waiting for " + ", ".join(waiting)
             out.append(RecipeState(recipe.id, "waiting", keys, valid, why, confounded=confounded, predictions=per,
-                                   waiting=waiting, shown=shown.get(recipe.id, ())))
+                                   waiting=waiting, shown=seen))
         else:
             out.append(RecipeState(recipe.id, "run", keys, valid, confounded=confounded, predictions=per,
-                                   shown=shown.get(recipe.id, ())))
+                                   shown=seen))
     return out
 
 
