@@ -63,9 +63,10 @@ def test_the_runs_of_a_set_of_pairs_are_those_runs(cli, rules_dir, tmp_path, url
 
 def test_the_statement_written_by_hand_reads_what_sqlalchemy_would(cli, rules_dir, tmp_path, url,
                                                                    monkeypatch) -> None:
-    """The pairs' statement is written by hand for the drivers' parameter styles of SQLite and
-    PostgreSQL; for any other, SQLAlchemy writes it: the same runs either way."""
-    from triage.kb import runsource, store
+    """The statements that read runs (by pairs; an investigation's, a config's or a run id's)
+    are written by hand for the drivers' parameter styles of SQLite and PostgreSQL; for any
+    other, SQLAlchemy writes them: the same runs either way."""
+    from triage.kb import investigations, runsource, store
     from triage.kb.investigations import run_records
 
     records = _records(300, ["kimik26-fp8-1k1k-1p1d", "x/y", "c3"])
@@ -78,10 +79,20 @@ def test_the_statement_written_by_hand_reads_what_sqlalchemy_would(cli, rules_di
         pairs = [(r.run_id, r.config) for r in chosen] + [("no-such-run", "c3")]
         by_hand = runsource.DbSource(s, iid).by_keys(pairs)
         refs_by_hand = sorted(runsource.DbSource(s, iid).refs_by_keys(pairs))
-        monkeypatch.setattr(runsource, "_MARKS", {})
+        reads = [{}, {"config": "x/y"}, {"config": "none"}, {"run_id": chosen[0].run_id},
+                 {"config": chosen[1].config, "run_id": chosen[1].run_id}]
+        read_by_hand = [run_records(s, iid, **read) for read in reads]
+        monkeypatch.setattr(runsource, "MARKS", {})
+        monkeypatch.setattr(investigations, "MARKS", {})
         written = runsource.DbSource(s, iid).by_keys(pairs)
         refs_written = sorted(runsource.DbSource(s, iid).refs_by_keys(pairs))
+        read_written = [run_records(s, iid, **read) for read in reads]
     assert [(r, r.seq) for r in by_hand] == [(r, r.seq) for r in written]
+    for by_hand_read, written_read in zip(read_by_hand, read_written):
+        assert [(r, r.seq) for r in by_hand_read] == [(r, r.seq) for r in written_read]
+    counts = [len(records), sum(r["config"] == "x/y" for r in records), 0,
+              sum(r["run_id"] == chosen[0].run_id for r in records), 1]
+    assert [len(x) for x in read_by_hand] == counts and counts[1] and counts[3]
     assert refs_by_hand == refs_written == sorted((r.run_id, r.config, r.url) for r in by_hand)
     assert sorted(r.key for r in by_hand) == sorted(r.key for r in chosen)
 
@@ -127,7 +138,7 @@ def test_a_whole_evaluation_reads_every_configs_runs_in_one_statement(cli, rules
             _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
         finally:
             event.remove(s.get_bind(), "before_cursor_execute", listen)
-        reads = [q for q in statements if "excluded_reason" in q and "run.run_id =" not in q]  # not a run id's
+        reads = [q for q in statements if "excluded_reason" in q and "run_id =" not in q]  # not a run id's
         assert len(reads) == 1, reads
         # the stored pieces are not read either: every one is worked out again
         assert not [q for q in statements if "FROM evaluationpiece" in q]
@@ -165,7 +176,7 @@ def test_a_first_evaluation_reads_every_configs_runs_in_one_statement(cli, rules
     finally:
         event.remove(Engine, "before_cursor_execute", listen)
     reads = [q for q in statements if q.lstrip().startswith("SELECT") and "excluded_reason" in q
-             and "run.run_id =" not in q]
+             and "run_id =" not in q]
     assert len(reads) == 1, reads
 
 

@@ -20,19 +20,15 @@ from sqlmodel import Session
 
 from triage.kb import configruns
 from triage.kb import tables
-from triage.kb.investigations import JSON_COLUMNS, READ_COLUMNS, run_records, runs_of_rows
+from triage.kb.investigations import JSON_COLUMNS, MARKS, READ_COLUMNS, READ_SQL_COLUMNS, run_records, runs_of_rows
 from triage.rules.engine.records import RunRec
 from triage.rules.engine.source import Token, config_and_keys, digest
 
 
-#: A parameter in a statement written by hand, by the driver's style (others: SQLAlchemy writes it).
-_MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
-#: The run table's columns a run is read from, the JSON ones as their text (as run_records reads them).
-_COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in JSON_COLUMNS else c for c in READ_COLUMNS) + ", pk"
 
 
 def _read_columns(t: Any) -> list:
-    """:data:`_COLUMNS` as SQLAlchemy writes them."""
+    """:data:`READ_SQL_COLUMNS` as SQLAlchemy writes them."""
     return [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
 
 
@@ -121,7 +117,7 @@ class DbSource:
         asked for as it is, not every run of its run id (the runs of a matrix share one
         and would be read and decoded only to be left out)."""
         wanted, out = self._at_hand(sorted(set(pairs)))
-        for rows in self._pairs_rows(wanted, _COLUMNS, _read_columns):
+        for rows in self._pairs_rows(wanted, READ_SQL_COLUMNS, _read_columns):
             out += runs_of_rows(rows)
         return sorted(out, key=self.order)
 
@@ -143,7 +139,7 @@ class DbSource:
         """For each chunk of (run id, config) pairs, the rows of their runs with ``columns``
         (``cols(table)``: the same as SQLAlchemy columns), in batches of plain tuples."""
         conn = self._s.connection()
-        mark = _MARKS.get(conn.dialect.paramstyle)
+        mark = MARKS.get(conn.dialect.paramstyle)
         for i in range(0, len(wanted), 2000):  # through the unique index by run id; 6,000 parameters a query
             chunk = wanted[i:i + 2000]
             ids = sorted({run_id for run_id, _ in chunk})
