@@ -212,15 +212,21 @@ READ_SQL_COLUMNS = ", ".join(f"CAST({c} AS TEXT)" if c in JSON_COLUMNS else c fo
 MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 
 
+def plain_reads(s: Session) -> bool:
+    """Whether :func:`run_records` writes its statements itself for ``s``'s driver (SQLite's and
+    PostgreSQL's): reading a config's runs then costs no more than the runs themselves."""
+    return s.get_bind().dialect.paramstyle in MARKS
+
+
 def _plain_read(s: Session, iid: str, config: Optional[str], run_id: Optional[str]) -> Optional[list[Any]]:
     """:func:`run_records` of an investigation, a config or a run id, by a statement written
     here (None: a driver of another parameter style).  An evaluation reads each of hundreds
     of configs so: SQLAlchemy would build and look up the same statement each time (a
     seventh of a millisecond, more than reading a small config's runs takes)."""
-    conn = s.connection()
-    mark = MARKS.get(conn.dialect.paramstyle)
-    if mark is None:
+    if not plain_reads(s):
         return None
+    conn = s.connection()
+    mark = MARKS[conn.dialect.paramstyle]
     sql, params = f"SELECT {READ_SQL_COLUMNS} FROM run WHERE investigation_id = {mark}", [iid]
     for column, value in (("config", config), ("run_id", run_id)):
         if value is not None:

@@ -20,7 +20,8 @@ from sqlmodel import Session
 
 from triage.kb import configruns
 from triage.kb import tables
-from triage.kb.investigations import JSON_COLUMNS, MARKS, READ_COLUMNS, READ_SQL_COLUMNS, run_records, runs_of_rows
+from triage.kb.investigations import JSON_COLUMNS, MARKS, READ_COLUMNS, READ_SQL_COLUMNS, plain_reads, run_records
+from triage.kb.investigations import runs_of_rows
 from triage.rules.engine.records import RunRec
 from triage.rules.engine.source import Token, config_and_keys, digest
 
@@ -83,10 +84,16 @@ class DbSource:
         return runs
 
     def read_ahead(self, configs: list[str]) -> None:
-        """Read the runs of these configs (those not read yet) in one query, for the
-        pieces about to ask for them one config at a time."""
+        """Read the runs of these configs (those not read yet), for the pieces about to ask
+        for them one config at a time: a statement a config where :func:`run_records` writes
+        its own (a config's runs are then read by its index, and made one after another in
+        memory, where the pieces go through them), else one for many configs."""
         wanted = sorted({c for c in configs if c in self._fps and c not in self._by_config})
         if len(wanted) < 2:
+            return
+        if plain_reads(self._s):
+            for config in wanted:
+                self._by_config[config] = run_records(self._s, self._iid, config=config)
             return
         grouped: dict[str, list[RunRec]] = {c: [] for c in wanted}
         for i in range(0, len(wanted), 500):  # 500 parameters a query
