@@ -56,11 +56,7 @@ _engines: dict[str, Engine] = {}
 #: how many more times it tries to take it after that.
 BUSY_TIMEOUT = 30.0
 BUSY_RETRIES = 3
-#: SQLite: how much of the knowledge base's file a connection reads through a memory map
-#: rather than a read per page.  An evaluation reads each config's runs by its index, so a
-#: page is visited once for each config with a run on it; mapped, such a visit is a copy
-#: from memory that is already the process's (100,000 runs a config at a time: a fifth less).
-MMAP_SIZE = 1 << 30
+
 
 
 def _sqlite_busy(e: BaseException) -> bool:
@@ -110,7 +106,6 @@ def get_engine(url: str, *, upgrade: bool = True) -> Engine:
                 cur.execute("PRAGMA foreign_keys=ON")
                 _retry_busy(lambda: cur.execute("PRAGMA journal_mode=WAL"))
                 cur.execute("PRAGMA synchronous=NORMAL")
-                cur.execute(f"PRAGMA mmap_size={MMAP_SIZE}")
                 cur.close()
 
             @event.listens_for(engine, "begin")
@@ -302,7 +297,6 @@ def read_engine(url: str) -> Engine:
         def _pragmas(dbapi_conn: Any, _: Any) -> None:
             dbapi_conn.isolation_level = None
             dbapi_conn.execute("PRAGMA query_only=ON")  # a write fails at once instead of waiting for the lock
-            dbapi_conn.execute(f"PRAGMA mmap_size={MMAP_SIZE}")
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
