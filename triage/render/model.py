@@ -174,10 +174,13 @@ def _investigation(spec: Any) -> dict:
 def _hypotheses(bundle: Any, ev: Any, refs: _RunRefs, short: Any) -> list[dict]:
     """One row per hypothesis, in tree order, with its evidence and what decided it."""
     parents = {x.id: x.parent for x in bundle.hypotheses}
+    of: dict[str, list] = {}  # each hypothesis's evidence, in the evaluation's order
+    for e in ev.evidence:
+        of.setdefault(e.hypothesis, []).append(e)
     hyps = []
     for h, tree in _tree(bundle.hypotheses):
         status = ev.statuses.get(h.id, "open")
-        items = [e for e in ev.evidence if e.hypothesis == h.id]
+        items = of.get(h.id, [])
         decisive = [e for e in items if e.counts and e.verdict in DECISIVE[status] and "invalid-run" not in e.flags]
         decisive = list({(e.verdict, e.summary): e for e in decisive}.values())
         hyps.append({
@@ -206,9 +209,10 @@ def _not_counted(items: list, refs: _RunRefs, short: Any) -> list[str]:
 
 
 def _evidence(e: Any, refs: _RunRefs, short: Any, decisive: list) -> dict:
+    run_id, config = refs.split(e.runs[0]) if e.runs else (None, None)
     return {
-        "run_id": refs.split(e.runs[0])[0] if e.runs else None,
-        "config": refs.split(e.runs[0])[1] if e.runs else None,
+        "run_id": run_id,
+        "config": config,
         "runs": refs.run_refs(e.runs),
         "rule": e.rule,
         "verdict": e.verdict,
