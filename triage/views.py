@@ -18,12 +18,14 @@ from triage.render.report import DEFAULT_RUNS  # the newest runs a stored view h
 
 
 def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper: Any = None,
-             keep: bool = True, release: bool = False) -> tuple[Any, Any, dict]:
+             keep: bool = True, release: bool = False, view: bool = False) -> tuple[Any, Any, dict]:
     """Evaluate and store, re-deriving only the pieces whose runs changed since the
     last evaluation (``full``: every piece).  ``runs``: the bundle also holds
     every run (for a view of them).  ``helper``: a process working out part of
     the pieces (:mod:`triage.kb.parallel`).  ``keep=False``: evaluate in memory
     from the stored pieces and write nothing (a read-only session).
+    ``view``: the caller stores a view of this evaluation next (:func:`evaluate_kept`), which
+    replaces the stored one unless it is the same.
     ``release``: the runs read are let go before the evaluation is stored, and a whole
     evaluation without a helper is worked out a few configs' runs at a time
     (:func:`triage.rules.engine.evaluate.work_through`): for a caller that builds no
@@ -58,7 +60,7 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
         bundle.source.release()
     pieces.save(s, inv.id, memo)
     changed = store.store_evaluation(s, inv.id, ev)
-    if memo.worked or changed:  # the stored view may be of other runs than its fingerprint says
+    if (memo.worked or changed) and not view:  # the stored view may be of other runs than its fingerprint says
         snapshot.drop(s, inv.id)
     if runs:  # every run in the bundle: it can be rendered after the session ends
         bundle.runs, bundle.source = bundle.source.all(), None
@@ -72,9 +74,11 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
     from triage.kb import snapshot
     from triage.render.report import build
 
-    bundle, ev, changed = evaluate(s, inv, full=full, helper=helper, keep=keep)  # the view reads its runs from the source
+    stored = keep and runs == DEFAULT_RUNS
+    # the view reads its runs from the source
+    bundle, ev, changed = evaluate(s, inv, full=full, helper=helper, keep=keep, view=stored)
     model = build(bundle, ev, runs_limit=runs)
-    if keep and runs == DEFAULT_RUNS:
+    if stored:
         untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses
                     if h.id in ev.untested]
         snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested})

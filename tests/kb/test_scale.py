@@ -260,6 +260,9 @@ def _statements(cli, *args: str) -> int:
 def _counts(cli) -> tuple[int, int]:
     cli("report", "--pr", PR, "--format", "json")  # evaluates, stores the evaluation
     kept = _statements(cli, "report", "--pr", PR, "--format", "json")
+    # a whole evaluation stores what differs from the stored one (an incremental evaluation
+    # keeps pieces a whole one has not: its pools); the next finds nothing to write
+    cli("report", "--pr", PR, "--format", "json", "--full")
     full = _statements(cli, "report", "--pr", PR, "--format", "json", "--full")
     return kept, full
 

@@ -46,24 +46,40 @@ def save(s: Session, iid: str, memo: Memo) -> None:
     selves, those no longer part of it go."""
     t = tables.EvaluationPiece
     dump = json_text
-    if not memo.stored:  # everything was worked out (a first evaluation, or a new key)
-        s.execute(delete(t).where(t.c.investigation_id == iid))
-        names = list(memo.pieces)
+    kept: dict[str, tuple[str, bytes]] = {}
+    if not memo.stored:  # everything was worked out (a first evaluation, a new key, or --full)
+        # what is stored already, each piece as its texts: a piece worked out the same (a
+        # whole evaluation of what was evaluated) is left as it is, not deleted and written again
+        kept = {name: (reads, bytes(data)) for name, reads, data
+                in s.execute(select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid))}
+        names = [KEY, *memo.pieces]
+        stale = [n for n in kept if n != KEY and n not in memo.pieces]
     else:
-        names = [n for n in memo.worked if n in memo.pieces]
-        gone = [n for n in memo.stored if n not in memo.pieces]
-        stale = names + gone + [KEY]
-        for i in range(0, len(stale), 500):
-            s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(stale[i:i + 500])))
+        names = [KEY, *(n for n in memo.worked if n in memo.pieces)]
+        stale = names + [n for n in memo.stored if n not in memo.pieces]
     # A few megabytes at a time: the pieces of a large investigation name many runs,
     # and all of their data at once would be the evaluation's peak of memory.
-    rows, size = [dict(investigation_id=iid, name=KEY, reads="[]", data=pack(memo.key))], 0
+    rows, size = [], 0
     for n in names:
-        reads, data = memo.pieces[n]
-        rows.append(dict(investigation_id=iid, name=n, reads=dump(reads), data=pack(data)))
-        size += len(rows[-1]["data"])
+        reads, data = ([], memo.key) if n == KEY else memo.pieces[n]
+        row = (dump(reads), pack(data))
+        was = kept.get(n)
+        if was == row:
+            continue
+        if was is not None:
+            stale.append(n)
+        rows.append(dict(investigation_id=iid, name=n, reads=row[0], data=row[1]))
+        size += len(row[1])
         if size > BATCH:
-            s.execute(insert(t), rows)
-            rows, size = [], 0
+            _write(s, iid, stale, rows)
+            stale, rows, size = [], [], 0
+    _write(s, iid, stale, rows)
+
+
+def _write(s: Session, iid: str, stale: list[str], rows: list[dict]) -> None:
+    """Delete the pieces ``stale``, then insert ``rows``."""
+    t = tables.EvaluationPiece
+    for i in range(0, len(stale), 500):
+        s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(stale[i:i + 500])))
     if rows:
         s.execute(insert(t), rows)

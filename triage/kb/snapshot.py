@@ -96,8 +96,10 @@ def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -
     from sqlalchemy import update
 
     t = tables.Snapshot
-    s.execute(update(t).where(t.c.investigation_id == iid)
-              .values(others=version, similar=json.dumps(similar, ensure_ascii=False)))
+    text = json.dumps(similar, ensure_ascii=False)
+    if s.execute(select(t.c.others, t.c.similar).where(t.c.investigation_id == iid)).first() == (version, text):
+        return  # kept already (an update writes the row again, the view's megabytes with it)
+    s.execute(update(t).where(t.c.investigation_id == iid).values(others=version, similar=text))
 
 
 def write(s: Session, iid: str, fp: str, data: Any) -> None:
@@ -112,6 +114,9 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     # would write it (its floats spelled its own way), in C: 4 times its speed on a view of thousands of items
     text = encode(data).decode()
     t = tables.Snapshot  # as columns: an add-run stores the view and maps no table
+    kept = s.execute(select(t.c.fingerprint, t.c.data).where(t.c.investigation_id == iid)).first()
+    if kept is not None and kept[0] == fp and kept[1] == text:
+        return  # the view stored is this one (a whole evaluation of what was evaluated): kept, not written again
     # "Seen elsewhere" is computed again for a new evaluation.  Deleted, then inserted: an
     # update that finds no row (an evaluation that changed something dropped it) would
     # still hand the driver the whole text, megabytes for a wide investigation.

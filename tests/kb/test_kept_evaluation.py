@@ -1,0 +1,84 @@
+"""A whole evaluation (``report --full``) of what was evaluated already leaves the stored
+pieces and view as they are: nothing is deleted and written again.  What differs from
+them, and only that, is written: a piece stored otherwise, one missing, one of no use
+any more, a view of other runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from tests.conftest import EXAMPLE_RUNS
+from tests.support.postgres import url  # noqa: F401  (the knowledge base on SQLite, then on PostgreSQL)
+
+
+def _stored(url: str) -> tuple[dict, Any]:
+    """The investigation's stored pieces (name -> reads, data) and its stored view."""
+    from sqlalchemy import select
+
+    from triage.kb import store, tables
+
+    t, v = tables.EvaluationPiece, tables.Snapshot
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        pieces = {name: (reads, bytes(data)) for name, reads, data
+                  in s.execute(select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid))}
+        view = s.execute(select(v.c.fingerprint, v.c.data, v.c.others, v.c.similar)
+                         .where(v.c.investigation_id == iid)).first()
+    return pieces, tuple(view) if view is not None else None
+
+
+def _writes(cli: Any, *args: str) -> tuple[Any, list[str]]:
+    """Run ``triage ARGS``; the statements it sent that write pieces or views."""
+    statements: list[str] = []
+
+    def listen(conn: Any, cursor: Any, sql: str, *_: Any) -> None:
+        head = sql.lstrip().upper()
+        if head.startswith(("INSERT", "DELETE", "UPDATE")) and ("EVALUATIONPIECE" in head or "SNAPSHOT" in head):
+            statements.append(sql)
+
+    event.listen(Engine, "before_cursor_execute", listen)
+    try:
+        result = cli(*args)
+    finally:
+        event.remove(Engine, "before_cursor_execute", listen)
+    return result, statements
+
+
+def test_a_whole_evaluation_of_what_was_evaluated_writes_no_piece_and_no_view(cli, rules_dir, url) -> None:
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    first = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    before = _stored(url)
+    again, writes = _writes(cli, "--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    assert again.code == 0 and again.out == first.out
+    assert writes == []
+    assert _stored(url) == before
+
+
+def test_what_differs_from_the_stored_evaluation_is_written_again(cli, rules_dir, url) -> None:
+    """A piece stored otherwise is written again, a missing one written, one of no use deleted,
+    and a view stored otherwise replaced: afterwards the knowledge base holds what a first
+    whole evaluation stores."""
+    from sqlalchemy import delete, insert, update
+
+    from triage.kb import store, tables
+
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    report = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    pieces, view = _stored(url)
+    changed, missing = sorted(n for n in pieces if n)[:2]
+    t, v = tables.EvaluationPiece, tables.Snapshot
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        s.execute(update(t).where(t.c.investigation_id == iid, t.c.name == changed).values(data=b"\xc0"))
+        s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name == missing))
+        s.execute(insert(t).values(investigation_id=iid, name="r:no-such-rule", reads="[]", data=b"\xc0"))
+        s.execute(update(v).where(v.c.investigation_id == iid).values(data='{"model": {}, "untested": []}'))
+    again, writes = _writes(cli, "--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    assert again.code == 0 and again.out == report.out
+    assert writes  # what differed, written
+    assert _stored(url) == (pieces, view)
+    # and the view written again is the one an unchanged knowledge base reports
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "json").out == report.out
