@@ -58,9 +58,9 @@ def test_a_whole_evaluation_of_what_was_evaluated_writes_no_piece_and_no_view(cl
 
 
 def test_what_differs_from_the_stored_evaluation_is_written_again(cli, rules_dir, url) -> None:
-    """A piece stored otherwise is written again, a missing one written, one of no use deleted,
-    and a view stored otherwise replaced: afterwards the knowledge base holds what a first
-    whole evaluation stores."""
+    """A piece stored otherwise (of another size, or of the same) is written again, a missing
+    one written, one of no use deleted, and a view stored otherwise replaced: afterwards the
+    knowledge base holds what a first whole evaluation stores."""
     from sqlalchemy import delete, insert, update
 
     from triage.kb import store, tables
@@ -68,11 +68,14 @@ def test_what_differs_from_the_stored_evaluation_is_written_again(cli, rules_dir
     assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
     report = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
     pieces, view = _stored(url)
-    changed, missing = sorted(n for n in pieces if n)[:2]
+    changed, alike, missing = sorted(n for n in pieces if n)[:3]
     t, v = tables.EvaluationPiece, tables.Snapshot
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
         s.execute(update(t).where(t.c.investigation_id == iid, t.c.name == changed).values(data=b"\xc0"))
+        # of the same size, but not the same
+        same_size = pieces[alike][1][:-1] + bytes([pieces[alike][1][-1] ^ 1])
+        s.execute(update(t).where(t.c.investigation_id == iid, t.c.name == alike).values(data=same_size))
         s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name == missing))
         s.execute(insert(t).values(investigation_id=iid, name="r:no-such-rule", reads="[]", data=b"\xc0"))
         s.execute(update(v).where(v.c.investigation_id == iid).values(data='{"model": {}, "untested": []}'))

@@ -44,16 +44,10 @@ def load(s: Session, iid: str, code: str, *, full: bool = False) -> Memo:
 def save(s: Session, iid: str, memo: Memo) -> None:
     """Keep this evaluation's pieces: those worked out anew replace their old
     selves, those no longer part of it go."""
-    t = tables.EvaluationPiece
-    dump = json_text
-    kept: dict[str, tuple[str, bytes]] = {}
     if not memo.stored:  # everything was worked out (a first evaluation, a new key, or --full)
-        # what is stored already, each piece as its texts: a piece worked out the same (a
-        # whole evaluation of what was evaluated) is left as it is, not deleted and written again
-        kept = {name: (reads, bytes(data)) for name, reads, data
-                in s.execute(select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid))}
-        names = [KEY, *memo.pieces]
-        stale = [n for n in kept if n != KEY and n not in memo.pieces]
+        stored, same = _as_stored(s, iid, memo)
+        names = [n for n in (KEY, *memo.pieces) if n not in same]
+        stale = [n for n in stored if n not in same]  # of no use, or stored otherwise
     else:
         names = [KEY, *(n for n in memo.worked if n in memo.pieces)]
         stale = names + [n for n in memo.stored if n not in memo.pieces]
@@ -61,19 +55,33 @@ def save(s: Session, iid: str, memo: Memo) -> None:
     # and all of their data at once would be the evaluation's peak of memory.
     rows, size = [], 0
     for n in names:
-        reads, data = ([], memo.key) if n == KEY else memo.pieces[n]
-        row = (dump(reads), pack(data))
-        was = kept.get(n)
-        if was == row:
-            continue
-        if was is not None:
-            stale.append(n)
-        rows.append(dict(investigation_id=iid, name=n, reads=row[0], data=row[1]))
-        size += len(row[1])
+        reads, data = _encoded(memo, n)
+        rows.append(dict(investigation_id=iid, name=n, reads=reads, data=data))
+        size += len(data)
         if size > BATCH:
             _write(s, iid, stale, rows)
             stale, rows, size = [], [], 0
     _write(s, iid, stale, rows)
+
+
+def _encoded(memo: Memo, name: str) -> tuple[str, bytes]:
+    """A piece as it is stored: what it read as JSON text, its data as msgpack."""
+    reads, data = ([], memo.key) if name == KEY else memo.pieces[name]
+    return json_text(reads), pack(data)
+
+
+def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
+    """The pieces stored for ``iid``, and those of them that ``memo`` holds the same: a whole
+    evaluation of what was evaluated leaves them as they are, not deleted and written again.
+    Read one at a time (a wide investigation's are tens of megabytes)."""
+    t = tables.EvaluationPiece
+    stored, same = [], set()
+    q = select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid)
+    for name, reads, data in s.execute(q, execution_options={"yield_per": 8}):  # eight rows held at a time
+        stored.append(name)
+        if (name == KEY or name in memo.pieces) and _encoded(memo, name) == (reads, bytes(data)):
+            same.add(name)
+    return stored, same
 
 
 def _write(s: Session, iid: str, stale: list[str], rows: list[dict]) -> None:
