@@ -114,8 +114,9 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     # would write it (its floats spelled its own way), in C: 4 times its speed on a view of thousands of items
     text = encode(data).decode()
     t = tables.Snapshot  # as columns: an add-run stores the view and maps no table
-    kept = s.execute(select(t.c.fingerprint, t.c.data).where(t.c.investigation_id == iid)).first()
-    if kept is not None and kept[0] == fp and kept[1] == text:
+    mine = t.c.investigation_id == iid
+    if (s.execute(select(t.c.fingerprint).where(mine)).scalar() == fp  # its text read only then
+            and s.execute(select(t.c.data).where(mine)).scalar() == text):
         return  # the view stored is this one (a whole evaluation of what was evaluated): kept, not written again
     # "Seen elsewhere" is computed again for a new evaluation.  Deleted, then inserted: an
     # update that finds no row (an evaluation that changed something dropped it) would
