@@ -58,7 +58,6 @@ BUSY_TIMEOUT = 30.0
 BUSY_RETRIES = 3
 
 
-
 def _sqlite_busy(e: BaseException) -> bool:
     return "locked" in str(e) or "busy" in str(e)
 

@@ -26,8 +26,6 @@ from triage.rules.engine.records import RunRec
 from triage.rules.engine.source import Token, config_and_keys, digest
 
 
-
-
 def _read_columns(t: Any) -> list:
     """:data:`READ_SQL_COLUMNS` as SQLAlchemy writes them."""
     return [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
