@@ -173,25 +173,21 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     """The engine's view of an investigation's runs (those of one config, or of
     one run id), in the order recorded, read with Core: no ORM objects for what
     may be a hundred thousand rows."""
-    if where is None:
-        plain = _plain_read(s, iid, config, run_id)
-        if plain is not None:
-            return plain
-    from sqlalchemy import Text, cast
-
-    t = tables.Run
-    # The JSON columns as their text, decoded here in C: no per-value processor.
-    cols = [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
+    plain = _plain_statement(s, iid, config, run_id) if where is None else None
+    if plain is not None:
+        result = s.connection().exec_driver_sql(*plain)
+    else:
+        t = tables.Run
+        q = select(*read_columns(t)).where(t.c.investigation_id == iid)
+        if config is not None:
+            q = q.where(t.c.config == config)
+        if run_id is not None:
+            q = q.where(t.c.run_id == run_id)
+        if where is not None:  # a further condition on the run table's columns
+            q = q.where(where(t))
+        result = s.execute(q)
     # In the order recorded, sorted here: SQLite walks a config's index in the order of
     # each run's last write, nearly the order recorded, and would sort them all first.
-    q = select(*cols).where(t.c.investigation_id == iid)
-    if config is not None:
-        q = q.where(t.c.config == config)
-    if run_id is not None:
-        q = q.where(t.c.run_id == run_id)
-    if where is not None:  # a further condition on the run table's columns
-        q = q.where(where(t))
-    result = s.execute(q)
     try:
         cursor = result.cursor  # the driver's rows as they are: no result processing per row and column
         out = runs_of_rows(iter(lambda: cursor.fetchmany(10_000), []))
@@ -218,28 +214,28 @@ def plain_reads(s: Session) -> bool:
     return s.get_bind().dialect.paramstyle in MARKS
 
 
-def _plain_read(s: Session, iid: str, config: Optional[str], run_id: Optional[str]) -> Optional[list[Any]]:
-    """:func:`run_records` of an investigation, a config or a run id, by a statement written
-    here (None: a driver of another parameter style).  An evaluation reads each of hundreds
-    of configs so: SQLAlchemy would build and look up the same statement each time (a
-    seventh of a millisecond, more than reading a small config's runs takes)."""
+def read_columns(t: Any) -> list:
+    """:data:`READ_SQL_COLUMNS` as SQLAlchemy writes them: the JSON columns as their text,
+    decoded by the reader in C, with no processor per value."""
+    from sqlalchemy import Text, cast
+
+    return [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
+
+
+def _plain_statement(s: Session, iid: str, config: Optional[str], run_id: Optional[str]) -> Optional[tuple]:
+    """The statement (and its parameters) of :func:`run_records` of an investigation, a config or
+    a run id, written here (None: a driver of another parameter style).  An evaluation reads each
+    of hundreds of configs so: SQLAlchemy would build and look up the same statement each time
+    (a seventh of a millisecond, more than reading a small config's runs takes)."""
     if not plain_reads(s):
         return None
-    conn = s.connection()
-    mark = MARKS[conn.dialect.paramstyle]
+    mark = MARKS[s.get_bind().dialect.paramstyle]
     sql, params = f"SELECT {READ_SQL_COLUMNS} FROM run WHERE investigation_id = {mark}", [iid]
     for column, value in (("config", config), ("run_id", run_id)):
         if value is not None:
             sql += f" AND {column} = {mark}"
             params.append(value)
-    result = conn.exec_driver_sql(sql, tuple(params))
-    try:
-        cursor = result.cursor
-        out = runs_of_rows(iter(lambda: cursor.fetchmany(10_000), []))
-    finally:
-        result.close()
-    out.sort(key=_seq)
-    return out
+    return sql, tuple(params)
 
 
 def runs_of_rows(batches: Any) -> list[Any]:

@@ -15,20 +15,14 @@ import heapq
 from operator import itemgetter
 from typing import Any, Iterator, Optional
 
-from sqlalchemy import Text, cast, func, select, tuple_
+from sqlalchemy import func, select, tuple_
 from sqlmodel import Session
 
 from triage.kb import configruns
 from triage.kb import tables
-from triage.kb.investigations import JSON_COLUMNS, MARKS, READ_COLUMNS, READ_SQL_COLUMNS, plain_reads, run_records
-from triage.kb.investigations import runs_of_rows
+from triage.kb.investigations import MARKS, READ_SQL_COLUMNS, plain_reads, read_columns, run_records, runs_of_rows
 from triage.rules.engine.records import RunRec
 from triage.rules.engine.source import Token, config_and_keys, digest
-
-
-def _read_columns(t: Any) -> list:
-    """:data:`READ_SQL_COLUMNS` as SQLAlchemy writes them."""
-    return [cast(t.c[c], Text) if c in JSON_COLUMNS else t.c[c] for c in READ_COLUMNS] + [t.c.pk]
 
 
 class DbSource:
@@ -122,7 +116,7 @@ class DbSource:
         asked for as it is, not every run of its run id (the runs of a matrix share one
         and would be read and decoded only to be left out)."""
         wanted, out = self._at_hand(sorted(set(pairs)))
-        for rows in self._pairs_rows(wanted, READ_SQL_COLUMNS, _read_columns):
+        for rows in self._pairs_rows(wanted, READ_SQL_COLUMNS, read_columns):
             out += runs_of_rows(rows)
         return sorted(out, key=self.order)
 
