@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-
 from tests.conftest import EXAMPLE_RUNS
 from tests.support.postgres import url  # noqa: F401  (the knowledge base on SQLite, then on PostgreSQL)
+from tests.support.statements import recorded
 
 
 def _stored(url: str) -> tuple[dict, Any]:
@@ -32,19 +30,10 @@ def _stored(url: str) -> tuple[dict, Any]:
 
 def _writes(cli: Any, *args: str) -> tuple[Any, list[str]]:
     """Run ``triage ARGS``; the statements it sent that write pieces or views."""
-    statements: list[str] = []
-
-    def listen(conn: Any, cursor: Any, sql: str, *_: Any) -> None:
-        head = sql.lstrip().upper()
-        if head.startswith(("INSERT", "DELETE", "UPDATE")) and ("EVALUATIONPIECE" in head or "SNAPSHOT" in head):
-            statements.append(sql)
-
-    event.listen(Engine, "before_cursor_execute", listen)
-    try:
+    with recorded() as sent:
         result = cli(*args)
-    finally:
-        event.remove(Engine, "before_cursor_execute", listen)
-    return result, statements
+    return result, [sql for sql, _ in sent if sql.lstrip().upper().startswith(("INSERT", "DELETE", "UPDATE"))
+                    and ("EVALUATIONPIECE" in sql.upper() or "SNAPSHOT" in sql.upper())]
 
 
 def test_a_whole_evaluation_of_what_was_evaluated_writes_no_piece_and_no_view(cli, rules_dir, url) -> None:

@@ -8,6 +8,7 @@ import json
 import random
 
 from tests.support.postgres import url  # noqa: F401  (the knowledge base on SQLite, then on PostgreSQL)
+from tests.support.statements import recorded
 
 
 def _records(n_ids: int, configs: list[str]) -> list[dict]:
@@ -120,8 +121,6 @@ def test_a_whole_evaluation_reads_each_configs_runs_once(cli, rules_dir, tmp_pat
     """``--full`` works every piece out again, each config's facts among them: the runs of
     every config are read once, by a statement of its own (written by hand: it costs no
     more than its runs); the evaluation is the one a config at a time gives."""
-    from sqlalchemy import event
-
     from triage import views
     from triage.kb import store
 
@@ -131,15 +130,9 @@ def test_a_whole_evaluation_reads_each_configs_runs_once(cli, rules_dir, tmp_pat
     assert cli("--db", url, "import", str(path)).code == 0
     with store.session(url) as s:
         inv = store.find_investigation(s, 30433, None)
-        statements: list[tuple[str, tuple]] = []
-        listen = lambda conn, cursor, sql, params, *_: statements.append((sql, tuple(params)))  # noqa: E731
-        event.listen(s.get_bind(), "before_cursor_execute", listen)
-        try:
+        with recorded(s.get_bind()) as statements:
             _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
-        finally:
-            event.remove(s.get_bind(), "before_cursor_execute", listen)
         assert _configs_read(statements) == sorted(configs)
-        statements.clear()
         # the stored pieces are not read either: every one is worked out again
         assert not [q for q, _ in statements if "FROM evaluationpiece" in q]
         _, stored, _ = views.evaluate(s, inv, keep=False)  # the stored pieces, each config's runs its own
@@ -162,19 +155,11 @@ def test_the_configs_read_again_are_those_of_the_pieces_whose_runs_changed() -> 
 def test_a_first_evaluation_reads_each_configs_runs_once(cli, rules_dir, tmp_path, url) -> None:
     """An import into an investigation evaluated never before works every piece out, as
     ``--full`` does: each config's runs are read once."""
-    from sqlalchemy import event
-    from sqlalchemy.engine import Engine
-
     configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in _records(300, configs)))
-    statements: list[tuple[str, tuple]] = []
-    listen = lambda conn, cursor, sql, params, *_: statements.append((sql, tuple(params or ())))  # noqa: E731
-    event.listen(Engine, "before_cursor_execute", listen)
-    try:
+    with recorded() as statements:
         assert cli("--db", url, "import", str(path)).code == 0
-    finally:
-        event.remove(Engine, "before_cursor_execute", listen)
     assert _configs_read(statements) == sorted(configs)
 
 
@@ -190,7 +175,7 @@ def _configs_read(statements: list[tuple[str, tuple]]) -> list[str]:
         if "run_id" in where:
             continue  # a run id's runs (a rule on a nightly's matrix), of any config
         assert "pk" not in where, sql  # not the newest runs, nor those since a key
-        out += [p for p in params[1:]] if "config" in where else ["<all>"]
+        out += list(params[1:]) if "config" in where else ["<all>"]
     return sorted(out)
 
 

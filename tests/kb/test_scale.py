@@ -240,19 +240,10 @@ def test_an_unchanged_knowledge_base_is_not_evaluated_again(cli, seeded: Path, m
 
 
 def _statements(cli, *args: str) -> int:
-    from sqlalchemy import event
-    from sqlalchemy.engine import Engine
+    from tests.support.statements import recorded
 
-    seen: list[str] = []
-
-    def count(conn, cursor, statement, *rest) -> None:
-        seen.append(statement)
-
-    event.listen(Engine, "before_cursor_execute", count)
-    try:
+    with recorded() as seen:
         r = cli(*args)
-    finally:
-        event.remove(Engine, "before_cursor_execute", count)
     assert r.code == 0, r.err
     return len(seen)
 
