@@ -14,7 +14,7 @@ from triage.errors import InputError, NoInvestigation
 from triage.kb import tables
 from triage.kb.tables import models as m
 from triage.kb.db import now
-from triage.numbers import in_range
+from triage.numbers import MAGNITUDE, SMALLEST
 
 
 def find_investigation(s: Session, pr: Optional[int] = None, repo: Optional[str] = None,
@@ -289,8 +289,11 @@ def _computable(metrics: dict) -> dict:
     so that the investigation still reports."""
     out = {}
     for k, v in metrics.items():
-        value = float(v["value"])
-        if in_range(value):
+        value = v["value"]
+        if type(value) is not float:
+            value = float(value)
+        # in_range(value) for a float, said here: asked of every metric of every run read
+        if -MAGNITUDE <= value <= MAGNITUDE and (not value or abs(value) >= SMALLEST):
             out[k] = (value, v.get("n"))
     return out
 

@@ -178,14 +178,14 @@ class Context:
             if id(r.metrics) in seen:
                 continue
             seen.add(id(r.metrics))
-            for i, (name, (value, n)) in enumerate(r.metrics.items()):
+            for name, (value, n) in r.metrics.items():
                 if n is None or name in out:
                     continue
                 scale = scales.get(name)
                 if scale is None:
                     scale = scales[name] = self.settings(name).scale or 1.0
                 if not 0.0 <= value / scale <= 1.0:
-                    out[name] = (self.order(r), i, value, n)
+                    out[name] = (self.order(r), list(r.metrics).index(name), value, n)
         return out
 
     def warn_unscaled(self, firsts: Sequence[tuple[str, tuple[int, int, float, int]]]) -> None:
