@@ -17,7 +17,8 @@ def dumps(obj: Any) -> str:
     """``obj`` as indented JSON text (two spaces, UTF-8 kept as it is)."""
     import msgspec
 
-    compact = json.dumps(obj, ensure_ascii=False)
+    # no check for cycles: a view is a tree (the check keeps an entry per list and mapping)
+    compact = json.dumps(obj, ensure_ascii=False, check_circular=False)
     try:
         return msgspec.json.format(compact, indent=2)
     except msgspec.DecodeError:
