@@ -295,21 +295,6 @@ def test_named_keys_are_the_first_then_one_of_each_further_config(keys: list, he
             [k + "x/c" for k in keys], head)
 
 
-@given(st.lists(st.sampled_from(["1", "21", "2", "x/2", "12"]), max_size=12), st.sampled_from(["/c", "/b/c"]),
-       st.sampled_from(["1", "2", "21", "x/2", "3", "12", ""]), st.booleans())
-def test_every_place_of_a_key_is_found_kept_whole_or_as_ids_split_or_not(ids: list, suffix: str, run_id: str,
-                                                                         split: bool) -> None:
-    """A key may be among keys more than once (a run with several confounds): every place, in
-    order, and none for a key that is only part of one."""
-    keys = [i + suffix for i in ids]
-    want = [at for at, k in enumerate(keys) if k == run_id + suffix]
-    for made in (Keys(SEP.join(keys)), Keys.suffixed(SEP.join(ids), suffix, len(ids))):
-        if split:
-            list(made)
-        assert made.places_of(run_id + suffix) == want
-        assert made.places_of(run_id) == [] and made.places_of(None) == []
-
-
 @given(st.lists(st.sampled_from(["1", "21", "x/2"]), max_size=6), st.sampled_from(["/c", "/b/c"]),
        st.lists(st.sampled_from(["1/c", "21/b/c", "x/2/c", "2/c", "1/d", "1"]), max_size=4))
 def test_whether_any_of_some_keys_is_here_is_asked_of_each_that_can_be(ids: list, suffix: str, asked: list) -> None:

@@ -210,24 +210,6 @@ class Keys(Sequence[str]):
         text, at = self._find(key)
         return None if at == -1 else text.count(SEP, 0, at)
 
-    def places_of(self, key: object) -> list[int]:
-        """Every place of ``key`` here, in order (a key may be here more than once): searches
-        of the text and counts of the separators between what they find, without splitting."""
-        if not isinstance(key, str) or not self or SEP in key:
-            return []
-        text, at = self._find(key)
-        out: list[int] = []
-        if self._suffix:  # _find looked for the key without its suffix among the ids
-            key = key[:-len(self._suffix)]
-        n, place, counted = len(key), 0, 0
-        while at != -1:
-            if (at == 0 or text[at - 1] == SEP) and (at + n == len(text) or text[at + n] == SEP):
-                place += text.count(SEP, counted, at)
-                counted = at
-                out.append(place)
-            at = text.find(key, at + 1)
-        return out
-
     def _find(self, key: str) -> tuple[str, int]:
         """Where ``key`` is whole in the text it is looked for in (-1: nowhere), and that
         text: the ids, where every key ends with the suffix (the key without it is looked for; the

@@ -296,12 +296,15 @@ def _plain_groups(part: tuple) -> Optional[list[tuple[str, Confound, int, list[s
 
 class _Notes(Mapping[str, str]):
     """:meth:`Confounds.notes`: a key looked up in the runs of the parts of the configs it can
-    be of, by a search of their text (a view asks a few thousand keys of hundreds of
-    thousands of confounds: indexing them all cost more than the searches)."""
+    be of, each such part's runs indexed by key the first time one is asked of it (a view
+    asks a few thousand keys of hundreds of thousands of confounds: indexing them all cost
+    more than the searches, and a search of a part's text for each key more than indexing
+    the parts asked of)."""
 
     def __init__(self, parts: list) -> None:
         self._parts = parts
         self._by_config: Optional[dict[str, list[int]]] = None
+        self._indexed: dict[int, dict[str, list[str]]] = {}  # part -> run key -> what it adds, in order
 
     def __getitem__(self, key: str) -> str:
         if self._by_config is None:
@@ -310,11 +313,19 @@ class _Notes(Mapping[str, str]):
                 for config in configs_of(runs):
                     self._by_config.setdefault(config, []).append(i)
         parts = sorted({i for _, config in splits(key) for i in self._by_config.get(config, ())})
-        keys = [combos[places[at]][1] for i in parts for runs, _, places, combos in (self._parts[i],)
-                for at in runs.places_of(key)]
+        keys = [word for i in parts for word in self._index(i).get(key, ())]
         if not keys:
             raise KeyError(key)
         return f"confounded ({', '.join(dict.fromkeys(keys))})"
+
+    def _index(self, i: int) -> dict[str, list[str]]:
+        index = self._indexed.get(i)
+        if index is None:
+            runs, _, places, combos = self._parts[i]
+            index = self._indexed[i] = {}
+            for run, place in zip(runs.passing(), places):
+                index.setdefault(run, []).append(combos[place][1])
+        return index
 
     def __iter__(self) -> Iterator[str]:
         return iter(dict.fromkeys(run for runs, *_ in self._parts for run in runs.passing()))
