@@ -228,3 +228,35 @@ def test_runs_let_go_are_read_again_and_the_evaluation_stored_is_the_same(seeded
             assert again == {c: [(r, r.seq) for r in fresh.config(c)] for c in fresh.configs()}
         reports[release] = cli("--db", url, "report", "--pr", "30433", "--format", "json").out
     assert reports[True] == reports[False] and reports[True]
+
+
+def test_the_newest_runs_are_read_by_their_keys(cli, rules_dir, tmp_path, url) -> None:
+    """The runs a view shows first: the newest by time (runs without one are the oldest, then
+    as recorded), oldest first, on SQLite and PostgreSQL.  Each is read by its key: on
+    SQLite, no statement walks the investigation's index to find them."""
+    from triage.kb import store
+    from triage.kb.investigations import run_records
+    from triage.kb.runsource import DbSource
+
+    rnd = random.Random(11)
+    records = [{"investigation": "kimik26-disagg", "run_id": f"t{i}", "config": rnd.choice(["c1", "c2", "c3"]),
+                "status": "passed", "metrics": {"gsm8k": {"value": 0.9, "n": 1319}},
+                **({"time": f"2026-03-{1 + rnd.randrange(20):02d}T0{rnd.randrange(10)}:00:00Z"}
+                   if rnd.random() < 0.7 else {})}
+               for i in range(300)]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        every = sorted(run_records(s, iid), key=lambda r: (r.time is not None, r.time or "", r.seq))
+        with recorded() as sent:
+            for limit in (1, 50, 90, 300, 400):  # 90: more than the runs with a time
+                assert [r.key for r in DbSource(s, iid).newest(limit)] == [r.key for r in every[-limit:]]
+        if s.get_bind().dialect.name == "sqlite":
+            by_key = [(sql, params) for sql, params in sent if " pk IN (" in sql]
+            assert by_key
+            for sql, params in by_key:
+                plan = " ".join(row[-1] for row in s.connection().exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}",
+                                                                                  params))
+                assert "PRIMARY KEY" in plan and "INDEX" not in plan, plan
