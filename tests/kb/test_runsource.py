@@ -230,11 +230,11 @@ def test_runs_let_go_are_read_again_and_the_evaluation_stored_is_the_same(seeded
     assert reports[True] == reports[False] and reports[True]
 
 
-def test_the_newest_runs_are_read_by_their_keys(cli, rules_dir, tmp_path, url) -> None:
+def test_the_newest_runs_are_read_by_their_keys(cli, rules_dir, tmp_path, url, monkeypatch) -> None:
     """The runs a view shows first: the newest by time (runs without one are the oldest, then
     as recorded), oldest first, on SQLite and PostgreSQL.  Each is read by its key: on
     SQLite, no statement walks the investigation's index to find them."""
-    from triage.kb import store
+    from triage.kb import runsource, store
     from triage.kb.investigations import run_records
     from triage.kb.runsource import DbSource
 
@@ -253,6 +253,12 @@ def test_the_newest_runs_are_read_by_their_keys(cli, rules_dir, tmp_path, url) -
         with recorded() as sent:
             for limit in (1, 50, 90, 300, 400):  # 90: more than the runs with a time
                 assert [r.key for r in DbSource(s, iid).newest(limit)] == [r.key for r in every[-limit:]]
+        with monkeypatch.context() as m:  # more keys than a statement takes (PostgreSQL takes 65,535 parameters)
+            m.setattr(runsource, "KEYS_A_STATEMENT", 7)
+            with recorded() as chunked:
+                assert [r.key for r in DbSource(s, iid).newest(100)] == [r.key for r in every[-100:]]
+            keys = [len(params) - 1 for sql, params in chunked if " pk IN (" in sql]  # less the investigation
+            assert sum(keys) == 100 and max(keys) <= 7
         if s.get_bind().dialect.name == "sqlite":
             by_key = [(sql, params) for sql, params in sent if " pk IN (" in sql]
             assert by_key

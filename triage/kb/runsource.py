@@ -25,6 +25,10 @@ from triage.rules.engine.records import RunRec
 from triage.rules.engine.source import Token, config_and_keys, digest
 
 
+#: Runs read by their keys (:meth:`DbSource.newest`) in one statement at most.
+KEYS_A_STATEMENT = 10_000
+
+
 class DbSource:
     def __init__(self, s: Session, iid: str) -> None:
         self._s, self._iid = s, iid
@@ -195,7 +199,10 @@ class DbSource:
                                      t.c.time.isnot(None) if timed else t.c.time.is_(None))
             q = q.order_by(t.c.time.desc(), t.c.pk.desc()) if timed else q.order_by(t.c.pk.desc())
             pks += [pk for pk, in self._s.execute(q.limit(rest))]
-        runs = run_records(self._s, self._iid, pks=pks) if pks else []
+        # a statement per KEYS_A_STATEMENT keys: a drivers' limit on parameters (PostgreSQL's 65,535)
+        # is no limit on how many runs a view shows
+        runs = [r for i in range(0, len(pks), KEYS_A_STATEMENT)
+                for r in run_records(self._s, self._iid, pks=pks[i:i + KEYS_A_STATEMENT])]
         order = {pk: i for i, pk in enumerate(reversed(pks))}
         return sorted(runs, key=lambda r: order[r.seq])
 
