@@ -13,7 +13,6 @@ from triage.kb import tables
 from triage.kb.tables import models as m
 from triage.kb.db import _utc, now
 from triage.kb.evaluations import status_history
-from triage.kb.runs import runs_of
 
 
 def record_post(s: Session, iid: str, url: Optional[str], action: str, since: Optional[datetime] = None) -> m.Post:
@@ -50,6 +49,20 @@ def post_since_view(s: Session, inv: m.Investigation) -> Optional[dict]:
     return since_view(s, inv, last.since, label) if last.since is not None else None
 
 
+def written_since(s: Session, iid: str, at: datetime) -> list[Any]:
+    """The runs of ``iid`` created or written after ``at``, in the order recorded: what names
+    each and when it was written, not the runs whole (the bot asks this on every post, and a
+    large investigation's runs made whole cost seconds and hundreds of megabytes).  A run
+    imported from an older record is created now with its record's older ``updated_at``: both
+    times are asked."""
+    from sqlalchemy import or_
+
+    t = tables.Run
+    q = (select(t.c.run_id, t.c.config, t.c.created_at, t.c.updated_at)
+         .where(t.c.investigation_id == iid, or_(t.c.created_at > at, t.c.updated_at > at)).order_by(t.c.pk))
+    return list(s.execute(q))
+
+
 def since_view(s: Session, inv: m.Investigation, at: datetime, label: str) -> dict:
     """Runs recorded or updated after ``at``, and the statuses that changed since.
 
@@ -59,11 +72,11 @@ def since_view(s: Session, inv: m.Investigation, at: datetime, label: str) -> di
     at = _utc(at)
     prefix = inv.spec.get("config_prefix") or ""
 
-    def name(r: m.Run) -> str:
+    def name(r: Any) -> str:
         short = r.config[len(prefix):] if prefix and r.config.startswith(prefix) and r.config != prefix else r.config
         return f"{r.run_id} ({short})"
 
-    runs = runs_of(s, inv.id)
+    runs = written_since(s, inv.id, at)
     new = [name(r) for r in runs if _utc(r.created_at) > at]
     updated = [name(r) for r in runs if _utc(r.created_at) <= at < _utc(r.updated_at)]
     first: dict[str, Optional[str]] = {}
