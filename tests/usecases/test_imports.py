@@ -130,3 +130,49 @@ def test_only_an_investigation_of_many_runs_takes_a_helper_process(cli, rules_di
     import_records(url, "two.jsonl", "jsonl", settings=Settings(parallel_runs=10))
     assert helped == ["kimik26-disagg"]  # 33 runs; e2e-walltime's 3 are evaluated in place
     assert _statuses(url) and view(url, 128, None)["hypotheses"]  # both evaluated
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_export_is_written_a_few_runs_at_a_time_without_making_runs_whole(cli, seeded, monkeypatch, fmt):
+    """What an export writes is what a whole export says, in several pieces when the runs are
+    many: the runs are read a batch at a time and written as they come, not made as objects
+    of the ORM and held all at once (a hundred thousand took 600 MiB)."""
+    from sqlalchemy import event
+
+    from triage.kb import runs as stored
+    from triage.kb.tables import models as m
+    from triage.usecases.imports import export_to
+
+    url = store.resolve_url(None)
+    whole = export_records(url, PR, None, fmt)
+    monkeypatch.setattr(stored, "EXPORT_BATCH", 4)
+    pieces: list[str] = []
+    made: list[object] = []
+    listen = lambda target, context: made.append(target)  # noqa: E731
+    event.listen(m.Run, "load", listen)
+    try:
+        export_to(url, PR, None, fmt, pieces.append)
+    finally:
+        event.remove(m.Run, "load", listen)
+    assert "".join(pieces) == whole and len(pieces) > 3 and not made
+
+
+def test_an_export_that_fails_midway_leaves_the_file_as_it_was(cli, seeded, tmp_path: Path, monkeypatch):
+    from triage.kb import runs as stored
+
+    out = tmp_path / "runs.jsonl"
+    out.write_text("as it was\n", encoding="utf-8")
+    monkeypatch.setattr(stored, "EXPORT_BATCH", 4)
+    real, seen = stored.run_to_record, []
+
+    def failing(row):
+        seen.append(row)
+        if len(seen) > 10:
+            raise OSError(28, "No space left on device")
+        return real(row)
+
+    monkeypatch.setattr(stored, "run_to_record", failing)
+    r = cli("export", "--pr", str(PR), "-o", str(out))
+    assert r.code == 2 and "No space left on device" in r.err and "Traceback" not in r.err
+    assert out.read_text(encoding="utf-8") == "as it was\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("runs.jsonl")] == ["runs.jsonl"]

@@ -191,17 +191,31 @@ def _err(message: str) -> None:
 
 
 def _write(text: str, output: Optional[Path]) -> None:
+    with _writing(output) as write:
+        write(text)
+
+
+@contextmanager
+def _writing(output: Optional[Path]) -> Iterator[Callable[[str], Any]]:
+    """``write(text)`` for the body to give its output to, a piece at a time: standard output
+    (``output`` None or ``-``), or the file ``output``, written whole or not at all (a file
+    beside it replaces it once the body is done; a body that fails leaves it as it was)."""
     if output is None or str(output) == "-":
-        sys.stdout.write(_safe(text) if sys.stdout.isatty() else text)
+        yield (lambda text: sys.stdout.write(_safe(text))) if sys.stdout.isatty() else sys.stdout.write
         return
     try:
         if output.exists() and not output.is_file():  # a device or a pipe (/dev/null, a FIFO): write to it
             with output.open("w", encoding="utf-8") as fh:
-                fh.write(text)
+                yield fh.write
         else:  # a file: whole or not at all
             tmp = output.with_name(output.name + ".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(output)
+            try:
+                with tmp.open("w", encoding="utf-8") as fh:
+                    yield fh.write
+                tmp.replace(output)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
     except OSError as e:
         raise InputError(f"-o {output}: {e.strerror}") from None
     _err(f"wrote {output}")

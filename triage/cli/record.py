@@ -27,6 +27,7 @@ from triage.cli.base import (
     _progress,
     _ready_to_evaluate,
     _write,
+    _writing,
     app,
     evidence_app,
     runs_app,
@@ -294,12 +295,12 @@ def export(
     runs are the same: the round trip is lossless in both formats.
     """
     from triage.ingest.importer import guess_format
-    from triage.usecases.imports import export_records
+    from triage.usecases.imports import export_to
 
     fmt = guess_format(str(output) if output is not None else "-", format)
     url, _ = _open()
-    text = export_records(url, pr, repo, fmt)
-    _write(text, output)
+    with _writing(output) as write:  # a few thousand runs at a time, as they are read
+        export_to(url, pr, repo, fmt, write)
 
 
 @runs_app.command("list")

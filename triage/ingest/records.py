@@ -440,10 +440,13 @@ class _LineFeeds:
         return self.out.write(row[:-2] + "\n" if row.endswith("\r\n") else row)
 
 
-def write_csv(records: list[dict], out: Any) -> None:
+def write_csv(records: Iterable[dict], out: Any, header: Optional[list[str]] = None) -> None:
     """Write records as CSV (header first) to a text stream, formula-like
-    cells escaped (:func:`escape_cell`)."""
-    header = csv_header(records)
+    cells escaped (:func:`escape_cell`); ``header``: their :func:`csv_header`,
+    worked out already (the records may then be read once, as they come)."""
+    if header is None:
+        records = list(records)
+        header = csv_header(records)
     # With "\r\n" as its line end the writer quotes a cell holding a lone CR
     # (with "\n" it would not, and that cell would not read back); each row's
     # own line end is then written as "\n".

@@ -109,18 +109,33 @@ def _evaluate_apart(url: str, configs: dict[str, list[str]], *, full: bool) -> N
 
 def export_records(url: str, pr: int, repo: Optional[str], fmt: str) -> str:
     """``pr``'s (and ``repo``'s) runs as the text of a JSON Lines or CSV file (``fmt``), as
-    :func:`import_records` reads it."""
-    import io
+    :func:`import_records` reads it (:func:`export_to`, whole)."""
+    pieces: list[str] = []
+    export_to(url, pr, repo, fmt, pieces.append)
+    return "".join(pieces)
 
-    from triage.ingest.records import dumps, write_csv
+
+def export_to(url: str, pr: int, repo: Optional[str], fmt: str, write: Callable[[str], Any]) -> None:
+    """``pr``'s (and ``repo``'s) runs as JSON Lines or CSV (``fmt``), given to ``write`` a few
+    thousand runs at a time as they are read (:func:`triage.kb.runs.records_of`): an export
+    holds one batch, however many runs there are.  CSV names every metric and provenance key in
+    its header, so its runs are read twice: for the header, then for the rows."""
+    from triage.ingest.records import csv_header, dumps, write_csv
     from triage.kb import store
-    from triage.kb.runs import run_to_record
+    from triage.kb.runs import records_of
 
     with store.session(url) as s:
-        inv = store.find_investigation(s, pr, repo)
-        records = [run_to_record(r) for r in store.runs_of(s, inv.id)]
-    if fmt == "csv":
-        buf = io.StringIO()
-        write_csv(records, buf)
-        return buf.getvalue()
-    return "".join(dumps(rec) + "\n" for rec in records)
+        iid = store.find_investigation(s, pr, repo).id
+        if fmt != "csv":
+            for batch in records_of(s, iid):
+                write("".join(dumps(rec) + "\n" for rec in batch))
+            return
+        header = csv_header(rec for batch in records_of(s, iid) for rec in batch)
+        write_csv((rec for batch in records_of(s, iid) for rec in batch), _Stream(write), header=header)
+
+
+class _Stream:
+    """A text stream that hands what is written to ``write``."""
+
+    def __init__(self, write: Callable[[str], Any]) -> None:
+        self.write = write
