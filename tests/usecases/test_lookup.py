@@ -30,3 +30,38 @@ def test_the_lookups_return_what_the_commands_show(seeded):
     assert [(d.run_id, d.because) for d in found["deleted_runs"]] == [(RUN, "recorded on the wrong PR")] * len(
         found["deleted_runs"]) and found["deleted_runs"]
     assert found["changes"] and all(e.retired_at is not None for e in found["retired"])
+
+
+def test_the_runs_listed_are_read_as_rows_not_made_as_objects(seeded):
+    """`runs list` shows every run: read as rows of what it shows, not as objects of the ORM
+    (a hundred thousand of those took a gigabyte), with the same values, in the order recorded."""
+    from sqlalchemy import event
+
+    from triage.kb.tables import models as m
+
+    url = store.resolve_url(None)
+    made: list[object] = []
+    listen = lambda target, context: made.append(target)  # noqa: E731
+    event.listen(m.Run, "load", listen)
+    try:
+        rows, _ = lookup.runs(url, PR, None)
+    finally:
+        event.remove(m.Run, "load", listen)
+    assert not made and len(rows) == 33
+    with store.session(url) as s:
+        whole = store.runs_of(s, "kimik26-disagg")
+    fields = ("run_id", "config", "status", "metrics", "provenance", "time", "url", "note", "signature_id",
+              "excluded", "excluded_reason")
+    assert [tuple(getattr(r, f) for f in fields) for r in rows] == [tuple(getattr(r, f) for f in fields)
+                                                                   for r in whole]
+
+
+def test_json_output_is_what_json_dumps_writes_whatever_it_holds(capsys):
+    import json
+    from datetime import datetime, timezone
+
+    from triage.cli.base import _json_out
+
+    for data in ([{"a": 1e-05, "b": "é", "c": None}], {"when": datetime(2026, 1, 2, tzinfo=timezone.utc)}):
+        _json_out(data)
+        assert capsys.readouterr().out == json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -278,7 +278,13 @@ WIDE_OPT = Annotated[bool, typer.Option("--wide", help="Every column in full, wh
 def _json_out(data: Any) -> None:
     import json
 
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    from triage.render import jsonout
+
+    try:  # the same text at C speed (json.dumps indents in Python: seconds for a hundred thousand runs)
+        text = jsonout.dumps(data)
+    except TypeError:  # a value JSON has no word for: as text
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    typer.echo(text)
 
 
 def _console(wide: bool = False) -> Any:

@@ -16,7 +16,7 @@ def runs(url: str, pr: int, repo: Optional[str]) -> tuple[list, Optional[str]]:
 
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        rows = store.runs_of(s, inv.id)
+        rows = store.listed_runs(s, inv.id)
         prefix = inv.spec.get("config_prefix") if isinstance(inv.spec, dict) else None
     return rows, prefix
 
