@@ -65,3 +65,22 @@ def test_json_output_is_what_json_dumps_writes_whatever_it_holds(capsys):
     for data in ([{"a": 1e-05, "b": "é", "c": None}], {"when": datetime(2026, 1, 2, tzinfo=timezone.utc)}):
         _json_out(data)
         assert capsys.readouterr().out == json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def test_the_bisects_are_read_from_the_stored_view_while_nothing_changed(seeded, monkeypatch):
+    """`bisect` shows what `report` shows: on an unchanged knowledge base, the stored view,
+    without an evaluation (it read and evaluated every run: 1.6 s at 100,000 runs)."""
+    from triage.rules.engine import evaluate as engine
+    from triage.usecases.report import view
+
+    url = store.resolve_url(None)
+    shown = view(url, PR, None)["bisects"]  # evaluated, and the view kept
+    assert shown
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("evaluated again")
+
+    monkeypatch.setattr(engine, "evaluate", no_evaluation)
+    assert lookup.bisects(url, PR, None)["bisects"] == shown
+    first = shown[0]["id"]
+    assert [b["id"] for b in lookup.bisects(url, PR, None, [first])["bisects"]] == [first]

@@ -22,15 +22,14 @@ def runs(url: str, pr: int, repo: Optional[str]) -> tuple[list, Optional[str]]:
 
 
 def bisects(url: str, pr: int, repo: Optional[str], ids: Optional[list[str]] = None) -> dict:
-    """The investigation's view with its bisects (only those of ``ids``, if given), evaluated."""
+    """The investigation's view with its bisects (only those of ``ids``, if given): the stored
+    view while nothing it rests on changed, as ``report`` reads it, else evaluated and kept."""
     from triage import views
     from triage.kb import store
-    from triage.render import report as render
 
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        bundle, ev, _ = views.evaluate(s, inv, runs=True)
-    model = render.build(bundle, ev)
+        model = views.model(s, inv)
     known = [b["id"] for b in model["bisects"]]
     if not known:
         raise InputError(f"{inv.repo}#{inv.pr} has no bisects: add one under bisects: in its rule file")
