@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from tests.support.generate import HUGE_PR, HUGE_REPO, huge_model
 from tests.support.gfm import check_comment
@@ -188,3 +190,22 @@ def test_a_huge_url_is_dropped_not_the_runs(cli, seeded):
     assert "a" * 1000 not in fitted.body
     runs = fitted.body.split("### Runs\n", 1)[1].split("\n\n| run |", 1)[1].split("\n\n", 1)[0]
     assert runs.count("\n| ") == total  # every run, the last one without its link
+
+
+@pytest.mark.parametrize("limit", [2_000, 5_000, 20_000, COMMENT_LIMIT, 300_000])
+def test_attempts_given_up_early_fit_as_whole_renders_do(huge, limit):
+    """An attempt is given up as soon as what the template wrote is sure not to fit: the comment
+    fitted so is the one fitting whole renders gives, at every limit."""
+    whole = fit(huge, limit, render=lambda m: to_markdown(m))  # a render of its own: never given up
+    assert fit(huge, limit) == whole
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=" \nab", max_size=12), max_size=12), st.integers(0, 60))
+@example(["a   ", "b"], 2)  # space, then a character past it
+def test_a_text_is_given_up_only_when_its_kept_part_is_longer(pieces, most):
+    from triage.render.report import _bounded
+
+    text = "".join(pieces)
+    got = _bounded(iter(pieces), most)
+    assert got == (None if len(text.rstrip()) > most else text)

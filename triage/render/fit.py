@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from triage.render.report import COMMENT_LIMIT
 
@@ -82,22 +82,31 @@ def fit(
     limit: int = COMMENT_LIMIT,
     *,
     render: Optional[Callable[[dict], str]] = None,
+    templates: Union[str, tuple[str, ...], None] = None,
     keep_runs: int = KEEP_RUNS,
 ) -> Fitted:
-    """The markdown comment for ``model`` in at most ``limit`` code points."""
+    """The markdown comment for ``model`` in at most ``limit`` code points: rendered by ``render``,
+    else by ``report.md.j2`` (``templates``: directories whose templates override ours), each
+    attempt given up as soon as it is sure not to fit."""
     if render is None:
-        from triage.render.report import to_markdown as render
+        from triage.render.report import to_markdown
+
+        def render(m: dict, most: Optional[int] = None) -> Optional[str]:
+            return to_markdown(m, templates, most=most)
+        bounded = True
+    else:
+        bounded = False
     marker = model["marker"]
     if limit < len(marker) + 1:
         raise ValueError(f"a limit of {limit} cannot even hold the marker")
     total = len(model["runs"])
-    body = render(model)
-    if len(body) <= limit:
+    body = render(model, limit) if bounded else render(model)
+    if body is not None and len(body) <= limit:
         return Fitted(body, total)
 
     def attempt(plan: _Plan) -> Optional[Fitted]:
-        out = _render(model, plan, render)
-        return out if len(out.body) <= limit else None
+        out = _render(model, plan, render, limit if bounded else None)
+        return out if out is not None and len(out.body) <= limit else None
 
     floor = max(0, total - keep_runs)
     stages = [
@@ -110,6 +119,7 @@ def fit(
         if found is not None:
             return found
     minimal = _render(model, _Plan(runs_dropped=total, details=False, caps=_CAPS[-1], minimal=True), render)
+    assert minimal is not None  # rendered whole: no most given
     if len(minimal.body) <= limit:
         return minimal
     return _hard_cut(minimal, limit, marker)
@@ -140,7 +150,10 @@ def _replace(plan: _Plan, runs_dropped: int) -> _Plan:
 # One smaller model
 
 
-def _render(model: dict, plan: _Plan, render: Callable[[dict], str]) -> Fitted:
+def _render(model: dict, plan: _Plan, render: Callable[..., Optional[str]],
+            most: Optional[int] = None) -> Optional[Fitted]:
+    """``model`` made smaller by ``plan`` and rendered (``most``: None when it is sure to be
+    longer than that, the renderer told so)."""
     m = copy.copy(model)
     counts = _Counts()
     total = len(model["runs"])
@@ -175,7 +188,10 @@ def _render(model: dict, plan: _Plan, render: Callable[[dict], str]) -> Fitted:
     dropped = plan.runs_dropped + paged if plan.runs_dropped else 0
     note = _note(total + paged, dropped, details_dropped, counts, plan.minimal)
     m["shortened"] = {"text": note, "command": _command(model)} if note else None
-    body = _with_note(render(m), m)
+    rendered = render(m) if most is None else render(m, most)
+    if rendered is None:  # longer than most: the note only adds to it
+        return None
+    body = _with_note(rendered, m)
     return Fitted(body, total, plan.runs_dropped, details_dropped, counts.texts, counts.items, plan.minimal, note)
 
 

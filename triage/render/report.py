@@ -84,14 +84,26 @@ def to_json(model: dict) -> str:
     return jsonout.dumps(out) + "\n"
 
 
-def to_markdown(model: dict, templates: Union[str, tuple[str, ...], None] = None) -> str:
+def to_markdown(model: dict, templates: Union[str, tuple[str, ...], None] = None, *,
+                most: Optional[int] = None) -> Optional[str]:
     """The PR comment, from ``report.md.j2`` (``templates``: directories whose templates
-    override ours, :func:`triage.render.env.template_dirs`); always ends with the marker."""
+    override ours, :func:`triage.render.env.template_dirs`); always ends with the marker.
+
+    ``most``: None as soon as the comment is sure to be longer than that (what the template
+    wrote so far, less trailing space and a marker, is longer already: what follows it only
+    adds), without rendering the rest.  Fitting a wide investigation's comment renders several
+    shortened views that are each megabytes long before one fits."""
     from triage.render.env import LinkRefs, environment
 
     refs = LinkRefs()
     model = _common_n_said_once(model)
-    body = environment(templates).get_template("report.md.j2").render(**model, link_refs=refs)
+    template = environment(templates).get_template("report.md.j2")
+    if most is None:
+        body = template.render(**model, link_refs=refs)
+    else:
+        body = _bounded(template.generate(**model, link_refs=refs), most + len(model["marker"]))
+        if body is None:
+            return None
     body = body.rstrip()
     if body.endswith(model["marker"]):
         body = body[: -len(model["marker"])].rstrip()
@@ -100,6 +112,23 @@ def to_markdown(model: dict, templates: Union[str, tuple[str, ...], None] = None
     if definitions:
         body += "\n\n" + definitions
     return body + "\n\n" + model["marker"] + "\n"
+
+
+def _bounded(pieces: Any, most: int) -> Optional[str]:
+    """The text of ``pieces``, or None once it is longer than ``most`` without its trailing space."""
+    out: list[str] = []
+    size, check = 0, most
+    for piece in pieces:
+        out.append(piece)
+        size += len(piece)
+        if size > check:
+            joined = "".join(out)
+            kept = len(joined.rstrip())
+            if kept > most:
+                return None
+            out, check = [joined], size + (most - kept)  # trailing space so far: look again past it
+    text = "".join(out)
+    return None if size > most and len(text.rstrip()) > most else text
 
 
 def _common_n_said_once(model: dict) -> dict:

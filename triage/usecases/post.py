@@ -14,9 +14,8 @@ def fitted(model: dict, templates: Templates = None) -> tuple[str, Optional[str]
     """The comment as posted, shortened to GitHub's limit, and what was left out (None: nothing);
     ``templates``: a directory (or several, the first wins) whose templates override ours."""
     from triage.render.fit import fit
-    from triage.render.report import to_markdown
 
-    done = fit(model, render=lambda m: to_markdown(m, templates))
+    done = fit(model, templates=templates)
     return done.body, done.note or None
 
 
