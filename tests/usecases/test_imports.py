@@ -176,3 +176,39 @@ def test_an_export_that_fails_midway_leaves_the_file_as_it_was(cli, seeded, tmp_
     assert r.code == 2 and "No space left on device" in r.err and "Traceback" not in r.err
     assert out.read_text(encoding="utf-8") == "as it was\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("runs.jsonl")] == ["runs.jsonl"]
+
+
+def test_a_small_import_into_configs_of_many_runs_takes_a_helper_process(cli, rules_dir, tmp_path: Path,
+                                                                         monkeypatch):
+    """What decides a helper is the runs the evaluation reads again (those of the configs the
+    import wrote to), not the runs written: a thousand runs spread over every config of an
+    investigation of a hundred thousand make it read them all."""
+    import json
+
+    from triage.kb import parallel
+
+    if not parallel.worth_it(1, 1):
+        pytest.skip("no second CPU to fork a helper for")
+    url = _empty(cli, "kb.sqlite")
+    base = "kimik26-fp8-1k1k-1p1d"
+    import_records(url, str(EXAMPLE_RUNS), "jsonl", settings=Settings(parallel_runs=None))
+
+    def one(name: str, run_id: str, config: str) -> str:
+        record = {"investigation": "kimik26-disagg", "run_id": run_id, "config": config, "status": "failed",
+                  "metrics": {"gsm8k": {"value": 0.88, "n": 1319}}}
+        (tmp_path / name).write_text(json.dumps(record) + "\n", encoding="utf-8")
+        return name
+
+    (tmp_path / "more.jsonl").write_text("".join(
+        json.dumps({"investigation": "kimik26-disagg", "run_id": f"8{i}", "config": base, "status": "failed",
+                    "metrics": {"gsm8k": {"value": 0.88, "n": 1319}}}) + "\n" for i in range(12)), encoding="utf-8")
+    import_records(url, "more.jsonl", "jsonl", settings=Settings(parallel_runs=None))  # the base: 15 runs
+    helped: list[str] = []
+    real = parallel.start
+    monkeypatch.setattr(parallel, "start", lambda url, iid, *a, **k: helped.append(iid) or real(url, iid, *a, **k))
+    before = _statuses(url)
+    import_records(url, one("a.jsonl", "71", "pr-test-extra"), "jsonl", settings=Settings(parallel_runs=10))
+    assert helped == []  # one run into a config of one: two runs to read again
+    import_records(url, one("b.jsonl", "72", base), "jsonl", settings=Settings(parallel_runs=10))
+    assert helped == ["kimik26-disagg"]  # one run into the base's 15
+    assert _statuses(url) == before  # a failed base run more: nothing decided otherwise

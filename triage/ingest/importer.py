@@ -16,6 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import itemgetter
 from typing import Any, Callable, Iterator, Optional
 
 from triage import limits
@@ -36,6 +37,7 @@ class ImportResult:
     updated: int = 0
     older: int = 0  # records older than the stored run (by updated_at): the newer was kept
     investigations: list[str] = field(default_factory=list)
+    configs: dict[str, set[str]] = field(default_factory=dict)  # investigation -> the configs written to
 
 
 def guess_format(path: str, fmt: Optional[str], results: bool = False) -> str:
@@ -202,6 +204,7 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
                     new.discard(r[0])
                     known.add(r[0])
                     result.investigations.append(r[0])
+            _note_configs(result.configs, named, records)
             created, older = writer.write(records)
             result.created += created
             result.older += older
@@ -220,6 +223,15 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
     if progress is not None:
         progress(total or 0, total)
     return result
+
+
+def _note_configs(configs: dict[str, set[str]], named: set[str], records: list[tuple]) -> None:
+    """Add the configs ``records`` write to, by investigation (``named``: theirs)."""
+    if len(named) == 1:  # the usual batch: one investigation's, its configs in one pass in C
+        configs.setdefault(next(iter(named)), set()).update(map(itemgetter(2), records))
+        return
+    for iid, config in {(r[0], r[2]) for r in records}:
+        configs.setdefault(iid, set()).add(config)
 
 
 def _position(fh: Any) -> int:

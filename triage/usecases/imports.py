@@ -56,12 +56,17 @@ def _evaluate_in_place(s: Any, result: Any, at: Optional[int]) -> Optional[dict[
     full = bool(result.updated)
     apart: dict[str, list[str]] = {}
     here = list(result.investigations)
-    if parallel.worth_it(result.created + result.updated, at):
-        # a helper for each investigation of that many runs; one of a thousand runs among a
-        # thousand such costs more to fork for than it saves
-        kept = {iid: configruns.stored(s, iid) for iid in here}
-        apart = {iid: [row[0] for row in rows] for iid, rows in kept.items()
-                 if parallel.worth_it(sum(row[2] for row in rows), at)}
+    if parallel.worth_it(at or 0, at):  # a helper can be had at all
+        # A helper for each investigation whose evaluation reads that many runs again: those of
+        # the configs written to (every run, for a whole evaluation).  A few runs into configs
+        # of many make it read them all; one of a thousand runs among a thousand such costs more
+        # to fork for than it saves.
+        for iid in here:
+            rows = configruns.stored(s, iid)
+            written = result.configs.get(iid, set())
+            again = sum(row[2] for row in rows if full or row[0] in written)
+            if parallel.worth_it(again, at):
+                apart[iid] = [row[0] for row in rows]
         here = [iid for iid in here if iid not in apart]
     with _collected(len(here)) as collect:
         for iid in here:
