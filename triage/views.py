@@ -59,6 +59,7 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     if release:
         bundle.source.release()
     pieces.save(s, inv.id, memo)
+    snapshot.note_definitions(s, inv.id)  # what tells the next report whether it will be whole
     changed = store.store_evaluation(s, inv.id, ev)
     if (memo.worked or changed) and not view:  # the stored view may be of other runs than its fingerprint says
         snapshot.drop(s, inv.id)

@@ -59,6 +59,41 @@ def fingerprint(s: Session, iid: str) -> str:
     return h.hexdigest()
 
 
+#: The ``meta`` row that names the definitions an investigation was last evaluated under.
+DEFINITIONS = "definitions:{}"
+
+
+def definitions(s: Session) -> str:
+    """What every piece of an evaluation rests on besides runs and manual evidence, as one
+    hash: the code and every rule file (a change of either makes the next evaluation whole)."""
+    src = tables.RuleSource
+    h = hashlib.sha256(code_stamp().encode())
+    for path, sha in s.execute(select(src.c.path, src.c.sha256).order_by(src.c.path)).all():
+        h.update(f"\n{path}\0{sha}".encode())
+    return h.hexdigest()
+
+
+def evaluated_under(s: Session, iid: str) -> Optional[str]:
+    """The :func:`definitions` ``iid`` was last evaluated under (None: not known)."""
+    meta = tables.Meta
+    return s.execute(select(meta.c.value).where(meta.c.key == DEFINITIONS.format(iid))).scalar()
+
+
+def note_definitions(s: Session, iid: str) -> None:
+    """Keep the :func:`definitions` of the evaluation of ``iid`` just stored (written when they changed)."""
+    from triage.kb.evaluations import _put_meta
+
+    now = definitions(s)
+    if evaluated_under(s, iid) != now:
+        _put_meta(s, DEFINITIONS.format(iid), now)
+
+
+def stands(s: Session, iid: str) -> bool:
+    """Whether the stored view of ``iid`` is of what its evaluation would be derived from now."""
+    t = tables.Snapshot
+    return s.execute(select(t.c.fingerprint).where(t.c.investigation_id == iid)).scalar() == fingerprint(s, iid)
+
+
 def read(s: Session, iid: str, fp: str) -> Optional[dict]:
     """The stored evaluation of ``iid`` if it was derived from ``fp``, else None.
 

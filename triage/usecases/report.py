@@ -19,13 +19,14 @@ def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
     ``runs``: the newest runs the runs table shows (None: all).  When nothing
     the evaluation depends on changed since the last one, the stored
     evaluation is read instead (``full`` evaluates all the same, a large
-    investigation in two processes, from ``settings.parallel_runs`` runs on).  ``emit(model)`` runs before the
+    investigation in two processes, from ``settings.parallel_runs`` runs on, as does the first
+    evaluation after its rule files or the code changed).  ``emit(model)`` runs before the
     commit: when it fails (the output names a directory, the disk is full)
     nothing is written.
     """
     from triage.kb import store
 
-    helper = full_helper(url, pr, repo, settings.parallel_runs) if full else None
+    helper = evaluation_helper(url, pr, repo, settings.parallel_runs, full=full)
     try:
         with store.session(url) as s:
             model = view_in(s, pr, repo, since, runs, full, helper)
@@ -37,18 +38,22 @@ def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
             helper.close()
 
 
-def full_helper(url: str, pr: int, repo: Optional[str], at: Optional[int]) -> Any:
-    """A process working out half of a whole evaluation of a large investigation
-    (:mod:`triage.kb.parallel`), forked before this one opens its session; None
-    below the threshold ``at`` or where there is no second CPU."""
-    from triage.kb import configruns, parallel, store
+def evaluation_helper(url: str, pr: int, repo: Optional[str], at: Optional[int], *, full: bool = False) -> Any:
+    """A process working out half of the evaluation about to begin (:mod:`triage.kb.parallel`),
+    forked before this one opens its session, for a whole evaluation of a large investigation:
+    ``full``, or the first since its definitions changed (the code, or a rule file edited).
+    None when the stored view stands or the stored pieces will do, below the threshold ``at``,
+    or where there is no second CPU."""
+    from triage.kb import configruns, parallel, snapshot, store
 
     with store.session(url) as s:
         iid = store.find_investigation(s, pr, repo).id
         kept = configruns.stored(s, iid)
-    if not parallel.worth_it(sum(row[2] for row in kept), at):
-        return None
-    return parallel.start(url, iid, [row[0] for row in kept], full=True)
+        if not parallel.worth_it(sum(row[2] for row in kept), at):
+            return None
+        if not full and (snapshot.stands(s, iid) or snapshot.evaluated_under(s, iid) == snapshot.definitions(s)):
+            return None
+    return parallel.start(url, iid, [row[0] for row in kept], full=full)
 
 
 def view_in(s: Any, pr: int, repo: Optional[str], since: Optional[str], runs: Optional[int], full: bool,
