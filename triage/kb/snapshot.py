@@ -49,13 +49,8 @@ def fingerprint(s: Session, iid: str) -> str:
         select(func.count()).select_from(manual).where(manual.c.investigation_id == iid).scalar_subquery(),
         select(func.max(manual.c.pk)).where(manual.c.investigation_id == iid).scalar_subquery(),
     )
-    src = tables.RuleSource
-    files = s.execute(select(src.c.path, src.c.sha256).order_by(src.c.path)).all()
-    h = hashlib.sha256()
-    h.update(code_stamp().encode())
+    h = hashlib.sha256(definitions(s).encode())  # the code and the rule files
     h.update(repr(tuple(s.execute(counts).one())).encode())
-    for path, sha in files:
-        h.update(f"\n{path}\0{sha}".encode())
     return h.hexdigest()
 
 
