@@ -170,3 +170,34 @@ def test_repeats_and_a_log_do_not_mix(cli, seeded):
     r = cli("add-run", "--pr", "30433", "--run-id", "5", "--config", BASE, "--metric", "gsm8k=0.88,0.87",
             "--log", "examples/logs/nightly-base.log.gz")
     assert r.code == 2 and "--log reads one run" in r.err
+
+
+def _records():
+    return [json.loads(line) for line in open(EXAMPLE_RUNS) if line.strip()]
+
+
+def test_runs_list_shows_the_last_runs_recorded_and_says_how_many_it_left_out(cli, seeded):
+    """#31: a wide investigation's 100,000 runs took Rich 43 s to lay out; the text lists the
+    last ones recorded (100 unless --last says otherwise) and says what it left out."""
+    records = _records()
+    shown = {r["run_id"] for r in records[-5:]}
+    left = {r["run_id"] for r in records[:-5]} - shown
+    r = cli("runs", "list", "--pr", "30433", "--last", "5", "--wide")
+    assert r.code == 0, r.err
+    assert all(i in r.out for i in shown) and not any(i in r.out for i in left)
+    assert f"the last 5 of {len(records)} runs recorded (--last all lists every one)" in r.out
+    for every in (("--last", "all"), ()):  # 33 runs: fewer than the default's 100
+        r = cli("runs", "list", "--pr", "30433", "--wide", *every)
+        assert r.code == 0, r.err
+        assert all(i in r.out for i in shown | left) and "runs recorded" not in r.out
+    r = cli("runs", "list", "--pr", "30433", "--last", "0")
+    assert r.code == 0 and f"the last 0 of {len(records)} runs recorded" in r.out
+    r = cli("runs", "list", "--pr", "30433", "--last", "some")
+    assert r.code == 2 and "--last some: give a number of runs (0 or more) or all" in r.err
+
+
+def test_runs_list_json_is_every_run_unless_last_says(cli, seeded):
+    records = _records()
+    assert len(_json(cli, "runs", "list", "--pr", "30433")) == len(records)
+    last = _json(cli, "runs", "list", "--pr", "30433", "--last", "3")
+    assert [(r["run_id"], r["config"]) for r in last] == [(r["run_id"], r["config"]) for r in records[-3:]]

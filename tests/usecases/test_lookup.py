@@ -14,8 +14,8 @@ PR, RUN = 30433, "28903343346"
 
 def test_the_lookups_return_what_the_commands_show(seeded):
     url = store.resolve_url(None)
-    rows, _ = lookup.runs(url, PR, None)
-    assert len(rows) == 33 and RUN in {r.run_id for r in rows}
+    rows, _, total = lookup.runs(url, PR, None)
+    assert len(rows) == total == 33 and RUN in {r.run_id for r in rows}
     model = lookup.bisects(url, PR, None)
     assert [b["id"] for b in lookup.bisects(url, PR, None, ["image"])["bisects"]] == ["image"]
     assert len(model["bisects"]) >= 1
@@ -44,7 +44,9 @@ def test_the_runs_listed_are_read_as_rows_not_made_as_objects(seeded):
     listen = lambda target, context: made.append(target)  # noqa: E731
     event.listen(m.Run, "load", listen)
     try:
-        rows, _ = lookup.runs(url, PR, None)
+        rows, _, _ = lookup.runs(url, PR, None)
+        last, _, total = lookup.runs(url, PR, None, last=4)
+        none, _, _ = lookup.runs(url, PR, None, last=0)
     finally:
         event.remove(m.Run, "load", listen)
     assert not made and len(rows) == 33
@@ -54,6 +56,10 @@ def test_the_runs_listed_are_read_as_rows_not_made_as_objects(seeded):
               "excluded", "excluded_reason")
     assert [tuple(getattr(r, f) for f in fields) for r in rows] == [tuple(getattr(r, f) for f in fields)
                                                                    for r in whole]
+    # the last few recorded, in the order recorded, and how many there are in all
+    assert [tuple(getattr(r, f) for f in fields) for r in last] == [tuple(getattr(r, f) for f in fields)
+                                                                   for r in whole[-4:]]
+    assert total == 33 and none == []
 
 
 def test_json_output_is_what_json_dumps_writes_whatever_it_holds(capsys):

@@ -332,8 +332,8 @@ def _terminal(output: Optional[Path]) -> tuple[int, bool]:
 SINCE_HELP = "Add a 'new since' line: last-post, an ISO 8601 time, or an age such as 12h, 2d, 1w."
 
 
-def _runs_limit(value: str) -> Optional[int]:
-    """``--runs``: a count of newest runs, or ``all`` (None)."""
+def _runs_limit(value: str, option: str = "--runs") -> Optional[int]:
+    """``--runs`` (or ``option``): a count of newest runs, or ``all`` (None)."""
     if value.strip().lower() == "all":
         return None
     try:
@@ -341,7 +341,7 @@ def _runs_limit(value: str) -> Optional[int]:
     except ValueError:
         n = -1
     if n < 0:
-        raise InputError(f"--runs {value}: give a number of runs (0 or more) or all")
+        raise InputError(f"{option} {value}: give a number of runs (0 or more) or all")
     return n
 
 

@@ -26,6 +26,7 @@ from triage.cli.base import (
     _print_changes,
     _progress,
     _ready_to_evaluate,
+    _runs_limit,
     _write,
     _writing,
     app,
@@ -303,29 +304,46 @@ def export(
         export_to(url, pr, repo, fmt, write)
 
 
+#: The runs ``runs list`` shows as a table unless ``--last`` says otherwise: the last recorded.
+RUNS_LISTED = 100
+
+
 @runs_app.command("list")
-def runs_list(pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wide: WIDE_OPT = False) -> None:
-    """List an investigation's runs.
+def runs_list(
+    pr: PR_OPT, repo: REPO_OPT = None, format: FORMAT_OPT = "text", wide: WIDE_OPT = False,
+    last: Annotated[Optional[str], typer.Option("--last", help=f"Only the last runs recorded: a number or all [default: {RUNS_LISTED} in text, all in JSON].")] = None,
+) -> None:
+    """List an investigation's runs, in the order recorded.
+
+    The table shows the last 100 recorded and says how many it left out.
 
     Example:
 
     \b
       triage runs list --pr 30433
-      triage runs list --pr 30433 --format json
+      triage runs list --pr 30433 --last 20
+      triage runs list --pr 30433 --format json     # every run
     """
-    from rich.table import Table
-
     from triage.usecases.lookup import runs
 
     _check_format(format, "text", "json")
+    count = _runs_limit(last, "--last") if last is not None else (RUNS_LISTED if format == "text" else None)
     url, _ = _open()
-    rows, prefix = runs(url, pr, repo)
+    rows, prefix, total = runs(url, pr, repo, count)
     if format == "json":
         _json_out([{"run_id": r.run_id, "config": r.config, "status": r.status, "metrics": r.metrics,
                     "provenance": r.provenance, "time": r.time.isoformat() if r.time else None, "url": r.url,
                     "note": r.note, "signature": r.signature_id, "excluded": r.excluded,
                     "excluded_reason": r.excluded_reason} for r in rows])
         return
+    _runs_table(rows, prefix, wide)
+    if total > len(rows):
+        _out(f"the last {len(rows):,} of {total:,} runs recorded (--last all lists every one)")
+
+
+def _runs_table(rows: list, prefix: Optional[str], wide: bool) -> None:
+    from rich.table import Table
+
     console = _console(wide)
     narrow = not wide and console.width < 120
     table = Table(expand=True)

@@ -26,11 +26,23 @@ LISTED = ("run_id", "config", "status", "metrics", "provenance", "time", "url", 
           "excluded_reason")
 
 
-def listed_runs(s: Session, iid: str) -> list[Any]:
-    """The runs of ``iid`` in the order recorded, as rows of what ``runs list`` shows (:data:`LISTED`,
-    by attribute as on a run), not objects of the ORM: a hundred thousand of those took a gigabyte."""
+def listed_runs(s: Session, iid: str, last: Optional[int] = None) -> list[Any]:
+    """The runs of ``iid`` in the order recorded (only the ``last`` recorded, if given), as rows of
+    what ``runs list`` shows (:data:`LISTED`, by attribute as on a run), not objects of the ORM:
+    a hundred thousand of those took a gigabyte."""
     t = tables.Run
-    return list(s.execute(select(*(t.c[c] for c in LISTED)).where(t.c.investigation_id == iid).order_by(t.c.pk)))
+    q = select(*(t.c[c] for c in LISTED)).where(t.c.investigation_id == iid)
+    if last is None:
+        return list(s.execute(q.order_by(t.c.pk)))
+    rows = list(s.execute(q.order_by(t.c.pk.desc()).limit(last)))
+    rows.reverse()
+    return rows
+
+
+def count_runs(s: Session, iid: str) -> int:
+    """How many runs ``iid`` has."""
+    t = tables.Run
+    return s.execute(select(func.count()).select_from(t).where(t.c.investigation_id == iid)).scalar_one()
 
 
 #: The runs an export reads and writes at a time (:func:`records_of`).

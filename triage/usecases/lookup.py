@@ -10,15 +10,17 @@ from typing import Any, Optional
 from triage.errors import InputError
 
 
-def runs(url: str, pr: int, repo: Optional[str]) -> tuple[list, Optional[str]]:
-    """The investigation's runs, and the prefix its configs share (its ``config_prefix``, if any)."""
+def runs(url: str, pr: int, repo: Optional[str], last: Optional[int] = None) -> tuple[list, Optional[str], int]:
+    """The investigation's runs in the order recorded (the ``last`` recorded, if given), the prefix
+    its configs share (its ``config_prefix``, if any) and how many runs it has."""
     from triage.kb import store
 
     with store.session(url) as s:
         inv = store.find_investigation(s, pr, repo)
-        rows = store.listed_runs(s, inv.id)
+        rows = store.listed_runs(s, inv.id, last)
+        total = len(rows) if last is None else store.count_runs(s, inv.id)
         prefix = inv.spec.get("config_prefix") if isinstance(inv.spec, dict) else None
-    return rows, prefix
+    return rows, prefix, total
 
 
 def bisects(url: str, pr: int, repo: Optional[str], ids: Optional[list[str]] = None) -> dict:
