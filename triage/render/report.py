@@ -93,17 +93,18 @@ def to_markdown(model: dict, templates: Union[str, tuple[str, ...], None] = None
     wrote so far, less trailing space and a marker, is longer already: what follows it only
     adds), without rendering the rest.  Fitting a wide investigation's comment renders several
     shortened views that are each megabytes long before one fits."""
-    from triage.render.env import LinkRefs, environment
+    from triage.render.env import LinkRefs, environment, users_templates
 
     refs = LinkRefs()
     model = _common_n_said_once(model)
-    template = environment(templates).get_template("report.md.j2")
-    if most is None:
-        body = template.render(**model, link_refs=refs)
-    else:
-        body = _bounded(template.generate(**model, link_refs=refs), most + len(model["marker"]))
-        if body is None:
-            return None
+    with users_templates(templates):
+        template = environment(templates).get_template("report.md.j2")
+        if most is None:
+            body = template.render(**model, link_refs=refs)
+        else:
+            body = _bounded(template.generate(**model, link_refs=refs), most + len(model["marker"]))
+    if body is None:
+        return None
     body = body.rstrip()
     if body.endswith(model["marker"]):
         body = body[: -len(model["marker"])].rstrip()
