@@ -209,3 +209,38 @@ def test_a_text_is_given_up_only_when_its_kept_part_is_longer(pieces, most):
     text = "".join(pieces)
     got = _bounded(iter(pieces), most)
     assert got == (None if len(text.rstrip()) > most else text)
+
+
+def test_a_wide_investigation_shortened_keeps_its_suggestions_and_bisects():
+    """A wide investigation's comment at the tightest caps was still too long, and the minimal
+    one kept only the verdict and the hypotheses' names: no suggestion, no bisect. Tighter steps
+    come first: each bisect's points around its answer, each hypothesis's first reasons, then
+    no experiments table."""
+    from tests.support.wideinv import wide_investigation
+    from triage.render.fit import _CAPS, POINTS_AROUND, REASONS, _Plan, _render
+    from triage.render.report import build
+    from triage.rules.engine.evaluate import evaluate
+
+    inv, _ = wide_investigation(1, 400)
+    model = build(inv, evaluate(inv))
+    n = len(model["runs"])
+    tightest = _render(model, _Plan(runs_dropped=n, details=False, caps=_CAPS[-1]), to_markdown).body
+    tight = _render(model, _Plan(runs_dropped=n, details=False, caps=_CAPS[-1], tight=2), to_markdown).body
+    limit = len(tight) + 200
+    assert len(tightest) > limit  # the steps before would have left the minimal comment
+    fitted = fit(model, limit)
+    body = fitted.body
+    assert len(body) <= limit and not fitted.minimal and body.rstrip().endswith(model["marker"])
+    check_comment(body, model["marker"])
+    assert "### Suggested next" in body and "### Bisect" in body and "### Experiments" not in body
+    assert model["suggestions"] and all(f"**{s['short']}**" in body for s in model["suggestions"][:3])
+    long = [b for b in model["bisects"] if len(b["points"]) > 2 * POINTS_AROUND + 1]
+    assert long
+    for b in long:
+        answer = [b[k] for k in ("last_good", "first_bad", "next") if b[k]]
+        assert all(f"`{label}`" in body for label in answer)
+        assert f"The {len(b['points'])} points' evidence" in body
+    assert body.count(" more points; triage bisect shows them") == len(long)
+    rows = [line for line in body.split("### Elimination summary", 1)[1].split("\n\n", 2)[1].splitlines()
+            if line.startswith("| ") and "<br>" in line]
+    assert all(line.count("<br>") <= REASONS for line in rows)

@@ -16,8 +16,13 @@ this order:
    whole or dropped whole, and long lists (run links in a cell, warnings,
    bisect evidence) are capped, in a few steps each tighter than the last,
    again with as many runs as fit;
-4. a minimal comment: title, gate, the elimination summary without evidence;
-5. as a last resort, the body is cut at a line boundary.
+4. then, tighter still: each bisect's points kept around its answer (the last
+   good and first bad points and the next to test, a few on each side), each
+   hypothesis's first reasons; then the per-recipe experiments table goes,
+   so that the suggestions, the bisects' state and the verdict still fit a
+   wide investigation's comment;
+5. a minimal comment: title, gate, the elimination summary without evidence;
+6. as a last resort, the body is cut at a line boundary.
 
 Whatever was left out is said in one line near the top, with the command
 that shows everything; the marker always stays the last line.
@@ -36,6 +41,9 @@ __all__ = ["Fitted", "fit", "KEEP_RUNS"]
 KEEP_RUNS = 20
 # (longest text, run links per cell, warnings, bisect points' runs) per step
 _CAPS = ((300, 10, 50, 10), (120, 3, 10, 3), (60, 1, 3, 1))
+#: The tighter steps: a bisect's points kept on each side of its answer, a hypothesis's reasons.
+POINTS_AROUND = 3
+REASONS = 2
 _NO_CUT = frozenset({"marker", "command"})  # never cut: the marker, the command
 # Mermaid sources are blocks: kept whole, or dropped whole when longer than
 # _BLOCK_TEXTS texts of the step's length; a cut one would not parse.
@@ -69,6 +77,7 @@ class _Plan:
     details: bool = True
     caps: Optional[tuple[int, int, int, int]] = None
     minimal: bool = False
+    tight: int = 0  # 1: bisect points around the answer, a hypothesis's first reasons; 2: no experiments
 
 
 @dataclass
@@ -113,6 +122,7 @@ def fit(
         (_Plan(details=True), 0, floor),  # 0: dropping long URLs alone may do
         (_Plan(details=False), 0, total),
         *((_Plan(details=False, caps=caps), 0, total) for caps in _CAPS),
+        *((_Plan(details=False, caps=_CAPS[-1], tight=tight), 0, total) for tight in (1, 2)),
     ]
     for plan, lo, hi in stages:
         found = _least_drop(plan, lo, hi, attempt)
@@ -143,7 +153,7 @@ def _least_drop(plan: _Plan, lo: int, hi: int, attempt: Callable[[_Plan], Option
 
 
 def _replace(plan: _Plan, runs_dropped: int) -> _Plan:
-    return _Plan(runs_dropped, plan.details, plan.caps, plan.minimal)
+    return _Plan(runs_dropped, plan.details, plan.caps, plan.minimal, plan.tight)
 
 
 # --------------------------------------------------------------------------
@@ -172,6 +182,8 @@ def _render(model: dict, plan: _Plan, render: Callable[..., Optional[str]],
         m["chart"] = None if plan.minimal else pictures.metric_chart(m["series"])
     if not plan.details or plan.minimal:
         m["hypotheses"] = [{**h, "evidence": []} for h in model["hypotheses"]]
+    if plan.tight:
+        _tighten(m, counts, experiments=plan.tight < 2)
     if plan.caps is not None:
         _cap_lists(m, plan.caps, counts)
         m = _cut_texts(m, plan.caps[0], counts)
@@ -222,6 +234,41 @@ def _cap_lists(m: dict, caps: tuple[int, int, int, int], counts: _Counts) -> Non
     m["experiments"] = [
         {**x, "results": _capped_runs(x["results"], links, counts)} for x in m.get("experiments", [])
     ]
+
+
+def _tighten(m: dict, counts: _Counts, *, experiments: bool) -> None:
+    """Each bisect's points around its answer, each hypothesis's first :data:`REASONS` reasons
+    (``experiments=False``: and no per-recipe experiments table)."""
+    m["bisects"] = [_around_answer(b, counts) for b in m["bisects"]]
+    hyps = []
+    for h in m["hypotheses"]:
+        left = len(h["summary"]) - REASONS
+        if left > 0:
+            counts.items += left
+            more = {"reason": f"+{left:,} more", "full": f"+{left:,} more", "runs": [], "flags": [], "verdict": ""}
+            h = {**h, "summary": h["summary"][:REASONS] + [more]}
+        hyps.append(h)
+    m["hypotheses"] = hyps
+    if not experiments and m.get("experiments"):
+        counts.items += len(m["experiments"])
+        m["experiments"] = []
+
+
+def _around_answer(b: dict, counts: _Counts) -> dict:
+    """A bisect with its points within :data:`POINTS_AROUND` of its answer (its last good and
+    first bad points, and the next to test; the first ones when it has none yet), and a row that
+    says how many more there are."""
+    points = b["points"]
+    if len(points) <= 2 * POINTS_AROUND + 1:
+        return b
+    marks = {b.get("last_good"), b.get("first_bad"), b.get("next")} - {None}
+    at = [i for i, p in enumerate(points) if p["label"] in marks] or [0]
+    kept = [p for i, p in enumerate(points) if any(abs(i - j) <= POINTS_AROUND for j in at)]
+    left = len(points) - len(kept)
+    counts.items += left
+    more = {"label": "…", "state": "", "value": None, "runs": [],
+            "reason": f"+{left:,} more points; triage bisect shows them"}
+    return {**b, "points": kept + [more], "points_total": len(points)}
 
 
 def _capped_runs(results: list, cap: int, counts: _Counts) -> list:
