@@ -20,6 +20,8 @@ configs, …), one per ``--wide`` seed, the report as ``--pr 40000+SEED``.
            allows is about what two interleaved runs of a 0.7 s command move by
            on a shared machine, so it is judged in instructions
            (``bench_instructions.py``).
+           Then ``triage report --pr N`` (the markdown comment, what a person
+           reads and a bot posts) at the largest size, with the same limits.
   full     the same report with ``--full`` (a whole evaluation), 1k / 10k / 100k.
   add-run  one new run into the 100k knowledge base (a copy each time), then the
            evaluation it triggers.  Baseline: the import floor.  Then the
@@ -32,7 +34,7 @@ configs, …), one per ``--wide`` seed, the report as ``--pr 40000+SEED``.
 
 The knowledge bases are generated once into ``bench/out/``.  ``--quick``: 1k
 runs only, one pair each, as a sanity check.  Exit 3 when a limit is not met
-(unless ``--quick``): report ≤ 2× and < 150 MiB, add-run ≤ 1.3×, the report
+(unless ``--quick``): report ≤ 2× and < 150 MiB (JSON and markdown), add-run ≤ 1.3×, the report
 right after it ≤ 1.5×, ``report --full`` ≤ 4×, import ≤ 2× in wall and in CPU
 time (on two cores, and on one) and < 200 MiB, all at 100k runs.
 
@@ -187,6 +189,11 @@ def measure_reports(t: Target, sizes: list[int], n: int, rows: list, results: di
         r = pairs(lambda: FLOOR, lambda: triage(kb, "report", "--pr", t.pr, "--format", "json"), n)
         results[(t.name, "report", size)] = r
         rows.append((f"{t.name}: report --format json, {size:,} runs", fmt(r)))
+    # the comment itself (markdown, what `triage report` prints and a bot posts), at the largest size
+    kb = t.kb(sizes[-1])
+    r = pairs(lambda: FLOOR, lambda: triage(kb, "report", "--pr", t.pr), n)
+    results[(t.name, "markdown", sizes[-1])] = r
+    rows.append((f"{t.name}: report (the markdown comment), {sizes[-1]:,} runs", fmt(r)))
     for size in sizes:
         kb = t.kb(size)
         r = pairs(lambda: FLOOR, lambda: triage(kb, "report", "--pr", t.pr, "--format", "json", "--full"), n)
@@ -295,6 +302,10 @@ def judged(t: Target, sizes: list[int], results: dict) -> list[str]:
     if r100["ratio"] > 2 or r100["peak"] >= 150:
         out.append(f"{t.name}: report, 100k runs: {r100['ratio']:.2f} × the floor (limit 2), "
                    f"peak {r100['peak']} MiB (limit 150)")
+    md = results[(t.name, "markdown", 100_000)]
+    if md["ratio"] > 2 or md["peak"] >= 150:
+        out.append(f"{t.name}: report (markdown), 100k runs: {md['ratio']:.2f} × the floor (limit 2), "
+                   f"peak {md['peak']} MiB (limit 150)")
     above = {s: results[(t.name, "report", s)]["cmd"] - results[(t.name, "report", s)]["base"] for s in sizes}
     if 1_000 in above and above[100_000] > 100 * max(above[1_000], 0.01):
         out.append(f"{t.name}: report: the time above the floor grows faster than the runs")
