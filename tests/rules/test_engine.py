@@ -426,6 +426,20 @@ def test_cant_tell_over_repeats_says_how_many_more_runs():
     assert s.advice == f"run it {k - 2} more times (≥ {k} repeats; it has 2)"
 
 
+def test_a_count_of_repeats_in_the_thousands_is_written_with_separators():
+    """A wide investigation's suggestion read "run it 9220782 more times (≥ 9220856 repeats; it
+    has 74)": the counts are written as the sample counts are, 9,220,782."""
+    base = BASE.replace("    bad: {value: 0.878, n: 1319}\n    good: {value: 0.944, n: 1319}\n",
+                        "    bad: {value: 80}\n    good: {value: 100}\n").replace("  gate: 0.92\n", "  gate: 90\n")
+    runs = [run(str(i), "eager", v, n=None) for i, v in enumerate((-400.0, 578.0, -400.0, 578.0), 1)]
+    ev = evaluate(inv(runs=runs, base=base))
+    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
+    k = int(s.advice.split("(≥ ")[1].split(" ")[0].replace(",", ""))
+    assert k >= 1000 and s.advice == f"run it {k - 4:,} more times (≥ {k:,} repeats; it has 4)"
+    (e,) = [e for e in evidence_for(ev, "graph") if e.verdict == "inconclusive"]
+    assert any(f"≥ {k:,} repeats" in x for x in e.needed)
+
+
 def test_a_confirmed_parent_makes_its_open_children_the_next_level():
     base = RANKING.replace("  - {id: h4, title: Four}\n",
                            "  - {id: h4, title: Four}\n  - {id: c1, title: Child one, parent: h4}\n"

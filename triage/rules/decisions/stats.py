@@ -418,7 +418,7 @@ def _pooled(a: Measure, b: Measure, margin: float | None, tolerance: Tolerance |
         # below z²·Σvar / target² will do; the search starts there (its answer is the same).
         start = _ceil(z * z * (sa.var + sb.var) / target**2) if target > 0 else 2
         k = _search(max(2, start), lambda k: _band_at(sa, sb, borrowed, p, k) < target, 2)
-        return None if k is None else f"≥ {k} repeats per side" if both else f"≥ {k} repeats"
+        return None if k is None else f"≥ {k:,} repeats per side" if both else f"≥ {k:,} repeats"
 
     return _decide(delta, delta - band, delta + band, abs(delta) > band + _EPS, margin, method, noise, needed_k)
 

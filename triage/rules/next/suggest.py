@@ -300,7 +300,7 @@ def _sample_advice(state: RecipeState, ctx: Context) -> str:
     beyond = [need for need in state.needed if "full benchmark" in need]  # already advice (a metric's n_max)
     needs = [need for need in state.needed if need not in beyond]
     ns = [int(x.replace(",", "")) for need in needs for x in re.findall(r"n ≥ ([\d,]+)", need)]
-    ks = [int(x) for need in needs for x in re.findall(r"≥ (\d+) repeats", need)]
+    ks = [int(x.replace(",", "")) for need in needs for x in re.findall(r"≥ ([\d,]+) repeats", need)]
     bits = beyond[:1]
     if ns:
         have = own.valid_ns
@@ -309,7 +309,7 @@ def _sample_advice(state: RecipeState, ctx: Context) -> str:
     if ks:
         k = max(ks)
         more = max(1, k - len(runs))
-        bits.append(f"run it {more} more time{'s' if more != 1 else ''} (≥ {k} repeats; it has {len(runs)})")
+        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''} (≥ {k:,} repeats; it has {len(runs):,})")
     return "; ".join(bits) or "; ".join(state.needed)
 
 
