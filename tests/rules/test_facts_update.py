@@ -79,6 +79,44 @@ def test_an_update_is_what_all_the_runs_say(keep: int, added: list) -> None:
         assert FACTS.encode(got) == FACTS.encode(whole)
 
 
+def test_newest_runs_are_placed_among_the_stored_provenances_without_decoding_them() -> None:
+    """A config whose every run records its own sha has a provenance per run: an add-run
+    decoded them all (255,000 at a million runs) to place the new run's. The newest runs'
+    provenances are found, and added, as JSON texts; the newest base run's provenance,
+    which every recipe compares with, is decoded alone."""
+    from triage.rules.engine.confounds import newest_base
+    from triage.rules.engine.keys import Lazy
+
+    before = [r for r in RUNS if r.config != CONFIG] + BASE
+    provs = [{"image": "a"}, {"sha": "1", "image": "a"}, {"image": "a", "sha": "1"}, {"image": "a"}]
+    new: list = []
+    for i, prov in enumerate(provs):
+        new.append(_run(i, ("newest", "passed", 0.9, prov, False, 1319), [r for r in before + new if r.config == CONFIG]))
+    _, old = _facts(before)
+    ctx, whole = _facts(before + new)
+    assert isinstance(old.provenances, Lazy)
+    got = updated(old, new, ctx)
+    assert got is not None and FACTS.encode(got) == FACTS.encode(whole)
+    assert isinstance(got.provenances, Lazy) and got.provenances._items is None and old.provenances._items is None
+    assert list(got.provenances) == list(whole.provenances)
+    # the newest valid run's provenance, alone
+    fresh = FACTS.decode(FACTS.encode(got))
+    place = fresh.valid_provenance[-1]
+    assert fresh.provenances.item(place) == tuple(new[-1].provenance.items()) and fresh.provenances._items is None
+    # a run without a time goes in among the oldest: after one of its provenance, the places hold
+    first = _run(10, ("none", "passed", 0.9, {"image": "z"}, False, 1319), before)
+    _, old = _facts(before + [first])
+    second = _run(11, ("none", "passed", 0.91, {"image": "z"}, False, 1319), before + [first])
+    ctx2, whole = _facts(before + [first, second])
+    again = updated(old, [second], ctx2)
+    assert again is not None and FACTS.encode(again) == FACTS.encode(whole)
+    assert again.provenances._items is None and old.provenances._items is None
+    recipe = next(r for r in INV.recipes if r.base == CONFIG and not r.base_run)
+    ctx.memo.piece = lambda _ctx, _name, compute, *a, **k: fresh  # its facts, as stored
+    assert newest_base(recipe, ctx) == (fresh.valid[-1], dict(new[-1].provenance))
+    assert fresh.provenances._items is None
+
+
 def test_many_runs_without_a_time_go_in_before_the_timed_ones() -> None:
     """Past a few runs added, the keys are split once and the rest go into the list."""
     before = [r for r in RUNS if r.config != CONFIG] + BASE

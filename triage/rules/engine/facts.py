@@ -151,7 +151,10 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
 
     metric = ctx.spec.metric
     keys, valid = _Growing(old.keys), _Growing(old.valid)
-    provenances, valid_provenance = list(old.provenances), list(old.valid_provenance)
+    provenances, valid_provenance = _Distinct(old.provenances), list(old.valid_provenance)
+    # each provenance keeps its place while every valid run goes in after the others, or after a
+    # run of its provenance (the places are in the order of each one's first valid run)
+    kept_places = True
     invalid: list[tuple[int, str, str]] = []  # after the old ones, in the order recorded
     said = {w: [first, count, list(ids)] for w, first, count, ids in old.said}
     groups = {old.config: {g[0]: g for g in old.groups}}
@@ -184,10 +187,9 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             metrics.update(r.metrics)
             if metric in r.metrics and r.metrics[metric][1]:
                 ns.add(r.metrics[metric][1])
-            prov = tuple(r.provenance.items())
-            place = provenances.index(prov) if prov in provenances else len(provenances)
-            if place == len(provenances):
-                provenances.append(prov)
+            place = provenances.place(tuple(r.provenance.items()))
+            if vpos < len(valid_provenance) and place not in valid_provenance[:vpos]:
+                kept_places = False
             valid_provenance.insert(vpos, place)
         else:
             invalid.append((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or ""))
@@ -196,10 +198,15 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
         for name, first in ctx.unscaled([r]).items():
             unscaled.setdefault(name, first)
     # each provenance's place: the order of its first valid run, as a pass over them gives it
-    renumber: dict[int, int] = {}
-    for place in valid_provenance:
-        renumber.setdefault(place, len(renumber))
-    places = sorted(renumber, key=renumber.__getitem__)
+    if kept_places:  # the same as before, new ones after them
+        distinct, placed = provenances.done(), tuple(valid_provenance)
+    else:
+        renumber: dict[int, int] = {}
+        for place in valid_provenance:
+            renumber.setdefault(place, len(renumber))
+        every = provenances.every()
+        distinct = tuple(every[p] for p in sorted(renumber, key=renumber.__getitem__))
+        placed = tuple(renumber[p] for p in valid_provenance)
     return _made(
         old.config, ctx, old,
         keys=keys.done(), valid=valid.done(), newest_why=newest_why, newest_blocker=newest_blocker,
@@ -207,10 +214,57 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
         invalid=(old.invalid if isinstance(old.invalid, Invalid) else Invalid.of(old.invalid)).appended(invalid),
         said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
         groups=tuple(groups.get(old.config, {}).values()), unscaled=tuple(unscaled.items()),
-        provenances=tuple(provenances[p] for p in places),
-        valid_provenance=tuple(renumber[p] for p in valid_provenance),
+        provenances=distinct, valid_provenance=placed,
         newest_time=newest_time, untimed=untimed, untimed_valid=untimed_valid,
     )
+
+
+class _Distinct:
+    """A config's distinct provenances while runs are added to them: a stored list not
+    decoded yet is searched as its items' JSON texts, and grown as text (a config whose
+    every run records its own sha has as many as runs)."""
+
+    def __init__(self, old: Sequence[tuple]) -> None:
+        self.lazy = isinstance(old, Lazy) and old._items is None
+        self.old = old
+        self.items: list = old.raws() if self.lazy else list(old)  # type: ignore[union-attr]
+        self.added: list[tuple] = []
+
+    def place(self, prov: tuple) -> int:
+        """Where ``prov`` stands among them, added last if it is new."""
+        if self.lazy:
+            from msgspec import Raw
+            from msgspec.json import encode
+
+            want: Any = Raw(encode(dict(prov)))
+        else:
+            want = prov
+        try:
+            return self.items.index(want)
+        except ValueError:
+            self.items.append(want)
+            self.added.append(prov)
+            return len(self.items) - 1
+
+    def done(self) -> Sequence[tuple]:
+        """Every one, in place: the stored text with the new ones after it."""
+        if not self.lazy:
+            return tuple(self.items)
+        if not self.added:
+            return self.old
+        from msgspec.json import encode
+
+        text: str = self.old.text  # type: ignore[union-attr]
+        more = encode([dict(p) for p in self.added]).decode()[1:-1]
+        return Lazy((text[:-1] + "," if text != "[]" else "[") + more + "]", _provenance)
+
+    def every(self) -> list[tuple]:
+        """Every one, decoded."""
+        if not self.lazy:
+            return self.items
+        from msgspec.json import decode
+
+        return [_provenance(decode(r)) for r in self.items]
 
 
 class _Growing:
