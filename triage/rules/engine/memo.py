@@ -312,23 +312,33 @@ def _resolve_evidence(items: list[EvidenceItem], pool: Callable[[str], Keys]) ->
 
 EVIDENCE: Codec[list[EvidenceItem]] = Codec(lambda items: [_evidence_row(e) for e in items],
                                             lambda rows: [_evidence(r) for r in rows], _resolve_evidence)
+
+
 def _confounds_row(items: Sequence[Confound]) -> dict:
     """A recipe's confounds as columns: their runs and values as one text each, and per
     confound the place of what the rest says (recipe, key, base value, base run, declared)
     among the few distinct ones.  A recipe whose runs each recorded their own sha has a
     confound per run."""
-    runs, values, places, combos = (items if isinstance(items, Confounds) else Confounds.of(items)).columns()
+    made = items if isinstance(items, Confounds) else Confounds.of(items)
+    runs, values, places, combos = made.columns()
+    said = made.said_of_one()
     if any(SEP in v for v in values):  # a value no text may join: row by row
-        return {"rows": [[c.run, c.recipe, c.key, c.value, c.base_value, c.base_run, c.declared] for c in items]}
-    return {"runs": keys_text(runs), "values": SEP.join(values), "n": len(values),
-            "places": list(places), "combos": [list(c) for c in combos]}
+        row: dict = {"rows": [[c.run, c.recipe, c.key, c.value, c.base_value, c.base_run, c.declared] for c in items]}
+    else:
+        row = {"runs": keys_text(runs), "values": SEP.join(values), "n": len(values),
+               "places": list(places), "combos": [list(c) for c in combos]}
+    if said is not None:  # what its warnings say (triage.rules.engine.confounds.confound_warnings)
+        row["said"] = list(said)
+    return row
 
 
 def _confounds(row: dict) -> Confounds:
     if "rows" in row:
-        return Confounds.of([Confound(*r) for r in row["rows"]])
-    values = row["values"].split(SEP) if row["n"] else []
-    return Confounds([(Keys(row["runs"], row["n"]), values, row["places"], [tuple(c) for c in row["combos"]])])
+        made = Confounds.of([Confound(*r) for r in row["rows"]])
+    else:
+        values = row["values"].split(SEP) if row["n"] else []
+        made = Confounds([(Keys(row["runs"], row["n"]), values, row["places"], [tuple(c) for c in row["combos"]])])
+    return made.saying(row["said"]) if "said" in row else made
 
 
 CONFOUNDS: Codec[Sequence[Confound]] = Codec(_confounds_row, _confounds)

@@ -168,12 +168,31 @@ class Confounds(Sequence[Confound]):
     of them (which runs, which recipes and keys, what the warnings group) is answered from
     the columns; a :class:`Confound` is made only for one looked at."""
 
-    __slots__ = ("_parts", "_len", "_items")
+    __slots__ = ("_parts", "_len", "_items", "_said")
 
     def __init__(self, parts: Sequence[tuple[Keys, Sequence[str], Sequence[int], Sequence[Combo]]] = ()) -> None:
         self._parts = [p for p in parts if p[2]]
         self._len = sum(len(p[2]) for p in self._parts)
         self._items: Optional[tuple[Confound, ...]] = None
+        # per part, what its warnings say (kept with a recipe's piece), or None: not known
+        self._said: list[Optional[Sequence[str]]] = [None] * len(self._parts)
+
+    def saying(self, said: Sequence[str]) -> Confounds:
+        """These confounds (one part, or none), knowing what their warnings say."""
+        if len(self._parts) > 1:
+            raise ValueError("what the warnings say is kept for one recipe's confounds at a time")
+        self._said = [tuple(said)] * len(self._parts)
+        return self
+
+    def said(self) -> Optional[list[str]]:
+        """What the warnings of every part say, in order, if each part's is known."""
+        if any(s is None for s in self._said):
+            return None
+        return [text for s in self._said for text in s]  # type: ignore[union-attr]
+
+    def said_of_one(self) -> Optional[Sequence[str]]:
+        """What a recipe's confounds' warnings say, as its piece keeps them (None: not known)."""
+        return self._said[0] if len(self._said) == 1 else () if not self._said else None
 
     @classmethod
     def of(cls, items: Sequence[Confound]) -> Confounds:
@@ -187,7 +206,9 @@ class Confounds(Sequence[Confound]):
     @classmethod
     def joined(cls, groups: Sequence[Confounds]) -> Confounds:
         """These confounds, one after the other (no column is copied)."""
-        return cls([p for g in groups for p in g._parts])
+        made = cls([p for g in groups for p in g._parts])
+        made._said = [s for g in groups for s in g._said]
+        return made
 
     def columns(self) -> tuple[Keys, Sequence[str], Sequence[int], Sequence[Combo]]:
         """As one part (what a recipe's piece stores)."""
