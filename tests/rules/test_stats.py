@@ -522,3 +522,18 @@ def test_smallest_finds_the_boundary_from_any_start(start) -> None:
     assert _smallest(start, ok, 1) == 17
     assert len(calls) < 60
     assert _smallest(start, lambda n: True, 3) == 3
+
+
+def test_a_pools_noise_is_worked_out_once_however_many_comparisons_name_it(monkeypatch) -> None:
+    """A pool of a config's runs is one measure, compared with each recipe and rule that names
+    it: its variance and range are worked out once, not in each comparison (each asked the
+    cache again, hashing the pool's 100,000 values, then went through them twice more)."""
+    from triage.rules.decisions import stats
+
+    asked: list[int] = []
+    plain = stats._variance
+    monkeypatch.setattr(stats, "_variance", lambda repeats: asked.append(len(repeats)) or plain(repeats))
+    pool = Measure.of([0.88 + (i % 7) * 0.001 for i in range(5000)], noise=0.002)
+    for value in (0.87, 0.88, 0.9, 0.95):
+        compare(Measure.of([value, value + 0.001]), pool, tolerance=Tolerance(0.01))
+    assert asked.count(5000) == 1

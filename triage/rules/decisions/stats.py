@@ -128,6 +128,13 @@ class Measure:
     def values(self) -> tuple[float, ...]:
         return self.repeats if len(self.repeats) >= 2 else (self.value,)
 
+    @functools.cached_property
+    def spread(self) -> tuple[float, float]:
+        """The repeats' sample variance (exact: in fractions) and their range, worked out once
+        per measure: a pool of a config's 100,000 runs is one measure, compared with each of
+        the recipes and rules that name it, each comparison asking for both sides' noise."""
+        return _variance(self.repeats), max(self.repeats) - min(self.repeats)
+
     @property
     def proportion(self) -> bool:
         """A sample proportion: it has ``n`` and lies in [0, scale]."""
@@ -243,9 +250,8 @@ def _side(m: Measure, tol_sd: float | None, z: float) -> _Side:
         return _Side(1, 0.0, _INF, "fixed")
     sigma, kind = (m.noise, "noise") if m.noise else (tol_sd, "tolerance") if tol_sd else (None, "none")
     if k >= 2:
-        s2 = _variance(m.repeats)
+        s2, spread = m.spread
         if sigma is not None:
-            spread = max(m.repeats) - min(m.repeats)
             if spread <= z * sigma * math.sqrt(2) + _EPS or s2 <= sigma**2:
                 return _Side(k, sigma**2, _INF, kind)  # repeats agree: the known noise holds
             return _Side(k, s2, k - 1, "t")  # they disagree beyond it: their own spread
