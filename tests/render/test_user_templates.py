@@ -28,6 +28,7 @@ def test_a_template_of_the_users_overrides_ours(cli, seeded, mine):
     ("{{ marker.__class__.__mro__ }}\n", "report.md.j2:1: access to attribute '__class__' of 'str' object is unsafe"),
     ("ok\n{% if %}\n", "report.md.j2:2: "),
     ("ok\n\n{{ nope }}\n", "report.md.j2:3: 'nope' is undefined"),
+    ("{{ investigation | runlink }}\n", "report.md.j2:1: 'dict object' has no attribute 'run_id'"),
 ])
 def test_a_broken_or_unsafe_template_of_the_users_is_a_clear_error(cli, seeded, mine, text, says):
     (mine / "report.md.j2").write_text(text)

@@ -146,7 +146,8 @@ def _runlink_filter(context: Any, run: Any) -> str:
     """``| runlink`` in a template: a run's id, linked to its URL (the ``runlink`` macro of
     ``_macros.md.j2`` as a filter: a wide view links 20,000 runs, and a macro call costs
     more than the link)."""
-    return _link_filter(context, run["run_id"], run["url"])
+    get = context.environment.getattr  # as ``run.run_id`` reads it: a run without one is undefined
+    return _link_filter(context, get(run, "run_id"), get(run, "url"))
 
 
 def block(text: Any) -> str:
