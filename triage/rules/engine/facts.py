@@ -225,7 +225,7 @@ class _Distinct:
     every run records its own sha has as many as runs)."""
 
     def __init__(self, old: Sequence[tuple]) -> None:
-        self.lazy = isinstance(old, Lazy) and old._items is None
+        self.lazy = isinstance(old, Lazy) and not old.decoded
         self.old = old
         self.items: list = old.raws() if self.lazy else list(old)  # type: ignore[union-attr]
         self.added: list[tuple] = []
@@ -250,13 +250,7 @@ class _Distinct:
         """Every one, in place: the stored text with the new ones after it."""
         if not self.lazy:
             return tuple(self.items)
-        if not self.added:
-            return self.old
-        from msgspec.json import encode
-
-        text: str = self.old.text  # type: ignore[union-attr]
-        more = encode([dict(p) for p in self.added]).decode()[1:-1]
-        return Lazy((text[:-1] + "," if text != "[]" else "[") + more + "]", _provenance)
+        return self.old.appended([dict(p) for p in self.added])  # type: ignore[union-attr]
 
     def every(self) -> list[tuple]:
         """Every one, decoded."""

@@ -488,12 +488,26 @@ class Lazy(Sequence[Any]):
 
         return self._make(decode(self.raws()[i]))
 
+    @property
+    def decoded(self) -> bool:
+        """Whether something has looked into every item already."""
+        return self._items is not None
+
     def raws(self) -> list:
         """The items as their JSON texts (``msgspec.Raw``), none decoded."""
         from msgspec import Raw
         from msgspec.json import decode
 
         return decode(self.text, type=list[Raw])
+
+    def appended(self, rows: Sequence[Any]) -> Lazy:
+        """These items, then ``rows`` (as stored: what ``make`` is given), without decoding the text."""
+        if not rows:
+            return self
+        from msgspec.json import encode
+
+        more = encode(list(rows)).decode()[1:-1]
+        return Lazy((self.text[:-1] + "," if self.text != "[]" else "[") + more + "]", self._make)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._all())
