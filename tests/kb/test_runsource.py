@@ -266,3 +266,35 @@ def test_the_newest_runs_are_read_by_their_keys(cli, rules_dir, tmp_path, url, m
                 plan = " ".join(row[-1] for row in s.connection().exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}",
                                                                                   params))
                 assert "PRIMARY KEY" in plan and "INDEX" not in plan, plan
+
+
+def test_the_runs_of_several_configs_share_what_was_decoded(cli, rules_dir, tmp_path, url, monkeypatch) -> None:
+    """A nightly's matrix: runs of several configs with one workflow run's id, URL, time and
+    provenance.  Read a config at a time by one source, they share one provenance mapping and
+    one time; with its tables bounded, a source shares less but reads the same runs."""
+    from triage.kb import investigations, store
+    from triage.kb.runsource import DbSource
+
+    configs = ["kimik26-fp8-1k1k-1p1d", "c2", "c3"]
+    records = [{"investigation": "kimik26-disagg", "run_id": f"n{i}", "config": config, "status": "failed",
+                "url": f"https://github.com/o/r/actions/runs/{i}", "time": f"2026-03-0{1 + i}T01:15:09Z",
+                "provenance": {"sha": f"abc{i}", "node": "n1"},
+                "metrics": {"gsm8k": {"value": 0.9 - i / 100 - j / 1000, "n": 1319}}}
+               for i in range(3) for j, config in enumerate(configs)]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        source = DbSource(s, iid)
+        read = [source.config(c) for c in configs]
+        for first, *others in zip(*read):  # the runs of one nightly, a config each
+            assert all(r.provenance is first.provenance and r.time is first.time and r.url is first.url
+                       and r.run_id is first.run_id for r in others)
+            assert all(r.metrics is not first.metrics for r in others)  # values of their own
+        assert [r.provenance for r in read[0]] == [{"sha": f"abc{i}", "node": "n1"} for i in range(3)]
+        monkeypatch.setattr(investigations, "SHARED_MOST", 1)
+        bounded = DbSource(s, iid)
+        again = [bounded.config(c) for c in configs]
+        assert again == read
+        assert again[1][0].provenance is not again[2][0].provenance  # started again between the reads

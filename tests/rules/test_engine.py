@@ -517,3 +517,26 @@ def test_a_point_run_thousands_of_times_names_ten_runs_of_each_kind_and_counts_t
     runs += [img(f"c{i}", "d3", status="crashed") for i in range(25)]
     _, b = bisect_of(runs)
     assert b.points[2].reason.endswith("c9 crashed; … and 15 more")
+
+
+def test_repeats_are_grouped_by_provenance_however_many_mappings_are_kept(monkeypatch):
+    """Runs of several configs that share one provenance mapping (a nightly's matrix, read by
+    one source) have its key worked out once per evaluation; with none kept, every run's is
+    worked out again: the same groups and warnings either way."""
+    from triage.rules.decisions import readings
+
+    shared, other = {"image": "latest", "node": "n1"}, {"image": "latest", "node": "n2"}
+    runs = [run("1", "eager", 0.883, provenance=shared), run("1", "swap", 0.879, provenance=shared),
+            run("2", "eager", 0.941, provenance=shared), run("2", "swap", 0.881, provenance=shared),
+            run("3", "eager", 0.940, provenance=other)]
+    kept = Context(inv(runs=runs))
+    groups = readings.repeat_groups(runs, kept)
+    assert {c: [(g[2][0], g[3][0]) for g in gs.values()] for c, gs in groups.items()} == {
+        "eager": [("1", "2"), ("3", "3")], "swap": [("1", "2")]}
+    (keys,) = [v for k, v in kept.once.items() if k.startswith("provenance keys")]
+    assert len(keys) == 2 and all(mapping is shared or mapping is other for mapping, _ in keys.values())
+    warned = [w.message for w in evaluate(inv(runs=runs)).warnings]
+    assert any("runs of eager with the same provenance disagree" in w for w in warned)
+    monkeypatch.setattr(readings, "PROVENANCE_KEYS", -1)  # started again at every call
+    assert readings.repeat_groups(runs, Context(inv(runs=runs))) == groups
+    assert [w.message for w in evaluate(inv(runs=runs)).warnings] == warned

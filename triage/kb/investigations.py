@@ -169,10 +169,12 @@ def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str,
 
 
 def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: Optional[str] = None,
-                pks: Optional[Sequence[int]] = None, where: Any = None) -> list[Any]:
+                pks: Optional[Sequence[int]] = None, where: Any = None,
+                shared: Optional[ReadShared] = None) -> list[Any]:
     """The engine's view of an investigation's runs (those of one config, of one run id,
     or of these keys), in the order recorded, read with Core: no ORM objects for what
-    may be a hundred thousand rows."""
+    may be a hundred thousand rows.  ``shared``: what reads before this one decoded
+    (:class:`ReadShared`)."""
     plain = _plain_statement(s, iid, config, run_id, pks) if where is None else None
     if plain is not None:
         result = s.connection().exec_driver_sql(*plain)
@@ -192,7 +194,7 @@ def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: O
     # each run's last write, nearly the order recorded, and would sort them all first.
     try:
         cursor = result.cursor  # the driver's rows as they are: no result processing per row and column
-        out = runs_of_rows(iter(lambda: cursor.fetchmany(10_000), []))
+        out = runs_of_rows(iter(lambda: cursor.fetchmany(10_000), []), shared)
     finally:
         result.close()
     out.sort(key=_seq)
@@ -249,24 +251,55 @@ def _plain_statement(s: Session, iid: str, config: Optional[str], run_id: Option
     return sql, tuple(params)
 
 
-def runs_of_rows(batches: Any) -> list[Any]:
+class ReadShared:
+    """What the reads of one source share (:class:`triage.kb.runsource.DbSource`, a config at
+    a time): the provenance mappings decoded, the times turned into the engine's form and
+    the texts (run ids, URLs, configs, statuses).  The runs of a nightly's matrix are of many
+    configs and share their workflow run's id, URL, time and often provenance: a hundred
+    thousand runs of six hundred configs hold a quarter as many provenances and a sixth as
+    many times.  Past :data:`SHARED_MOST` entries a table starts again, so that a reader that
+    lets each config's runs go (an import's evaluation) holds a bounded number."""
+
+    __slots__ = ("provenance", "texts", "times")
+
+    def __init__(self) -> None:
+        self.provenance: dict[str, dict] = {}
+        self.texts: dict[str, str] = {}
+        self.times: dict[Any, str] = {}
+
+    def bound(self) -> None:
+        """Start again each table that grew past :data:`SHARED_MOST` (between two reads)."""
+        for table in (self.provenance, self.texts, self.times):
+            if len(table) > SHARED_MOST:
+                table.clear()
+
+
+#: Entries a table of :class:`ReadShared` holds at most between two reads.
+SHARED_MOST = 100_000
+
+
+def runs_of_rows(batches: Any, shared: Optional[ReadShared] = None) -> list[Any]:
     """The engine's runs from stored rows, given in batches: :data:`READ_COLUMNS`,
     then ``pk``, the JSON columns as their text and times as the database gives them
     back.  The one way a run is read from the knowledge base (:func:`run_records`, and
-    the hand-written statement of :meth:`triage.kb.runsource.DbSource.by_keys`)."""
+    the hand-written statement of :meth:`triage.kb.runsource.DbSource.by_keys`).
+    ``shared``: what earlier reads decoded, to share (else this read's own)."""
     from triage.rules.engine.evaluate import RunRec
 
     decode = _json_decode()
+    if shared is None:
+        shared = ReadShared()
+    else:
+        shared.bound()
     # Runs that recorded the same metrics or provenance share one (read-only) mapping, and
     # runs of one config or status one text: a hundred thousand runs hold a few hundred of each.
     # A run id, its URL and its time are shared by the runs of one workflow run (a nightly's
-    # matrix): one text each, and one time turned into the engine's form.
+    # matrix): one text each, and one time turned into the engine's form.  Metrics are
+    # shared within a read only: nearly every run records values of its own.
     metrics_of: dict[str, dict] = {}
-    provenance_of: dict[str, dict] = {}
-    texts: dict[str, str] = {}
-    times: dict[Any, str] = {}
+    provenance_of, times = shared.provenance, shared.times
     out: list[Any] = []
-    append, text = out.append, texts.setdefault
+    append, text = out.append, shared.texts.setdefault
     for rows in batches:
         for (run_id, config, status, metrics, provenance, url, when, note, excluded, excluded_reason, signature,
              pk) in rows:

@@ -209,14 +209,15 @@ def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable
     if valid is None:
         valid = ctx.valid
     out: dict[str, dict[tuple, Group]] = into if into is not None else {}
-    seen: dict[int, tuple] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its key
+    seen = _provenance_keys(ctx, ignore)
     config, groups = None, {}  # the runs of one config come one after another: its groups at hand
     for r in runs:
         if metric in r.metrics and valid(r):
-            prov = seen.get(id(r.provenance))
-            if prov is None:
-                prov = seen[id(r.provenance)] = tuple(sorted(
-                    (k, v) for k, v in r.provenance.items() if k not in ignore))
+            known = seen.get(id(r.provenance))
+            if known is None:
+                known = seen[id(r.provenance)] = (r.provenance, tuple(sorted(
+                    (k, v) for k, v in r.provenance.items() if k not in ignore)))
+            prov = known[1]
             if r.config != config:
                 config = r.config
                 groups = out.get(config)
@@ -232,6 +233,23 @@ def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable
                     groups[prov] = (prov, first, (r.run_id, value, n) if value < lo[1] else lo,
                                     (r.run_id, value, n) if value > hi[1] else hi)
     return out
+
+
+#: Provenance mappings whose keys an evaluation keeps at most (:func:`_provenance_keys`).
+PROVENANCE_KEYS = 100_000
+
+
+def _provenance_keys(ctx: Context, ignore: set[str]) -> dict[int, tuple]:
+    """Per provenance mapping (by id), the mapping and its key as :func:`repeat_groups` groups
+    by it (less the keys ``ignore`` names), for the whole evaluation: runs that recorded the
+    same share one mapping, in one config and, read by one source, across configs (a
+    nightly's matrix).  Each entry holds its mapping, so that no id is taken by another while
+    it is kept; past :data:`PROVENANCE_KEYS` entries (an evaluation that lets each config's
+    runs go) it starts again."""
+    seen: dict[int, tuple] = ctx.once.setdefault(f"provenance keys less {sorted(ignore)}", {})
+    if len(seen) > PROVENANCE_KEYS:
+        seen.clear()
+    return seen
 
 
 def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) -> list[tuple[int, Warning_]]:
