@@ -89,6 +89,9 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     if prime is not None:  # the runs the view asks readings of, at hand
         prime(shown)
         prime(index.fetched())
+    expect = getattr(ev.readings, "expect_notes", None)
+    if expect is not None:  # and what their confounds add, looked up together
+        expect([r.key for r in shown] + [row[0] for st in ev.recipes for row in st.shown])
     refs = _RunRefs(index)
     recipes = {r.id: r for r in bundle.recipes}
     titles = {h.id: h.title for h in bundle.hypotheses}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from triage.rules.decisions import stats
 from triage.rules.engine.context import FAIL_RATE, Context
@@ -187,6 +187,12 @@ class Readings(dict):
     def note(self, key: str) -> Optional[str]:
         """What a run's confounds add to its reading (None: it has none)."""
         return self._notes.get(key)
+
+    def expect_notes(self, keys: Iterable[str]) -> None:
+        """The runs whose notes a view will ask for (:meth:`note`): looked up together."""
+        prime = getattr(self._notes, "prime", None)
+        if prime is not None:
+            prime(keys)
 
     def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
         try:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from enum import Enum
 from itertools import compress, islice
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from triage.rules.engine.keys import SEP, Keys, configs_of, splits
 from triage.rules.language.schema import (
@@ -326,15 +326,43 @@ class _Notes(Mapping[str, str]):
         self._parts = parts
         self._by_config: Optional[dict[str, list[int]]] = None
         self._indexed: dict[int, dict[str, list[str]]] = {}  # part -> run key -> what it adds, in order
+        self._primed: dict[str, list[str]] = {}  # a key asked for ahead -> what it adds (none: [])
 
-    def __getitem__(self, key: str) -> str:
+    def prime(self, keys: Iterable[str]) -> None:
+        """Look up ``keys`` ahead, each part they can be in gone through once for all of them:
+        a view asks for the first runs of each recipe, a few of the thousands of its part.
+        Indexing each such part whole cost more than the view's other work at a million runs."""
+        wanted: dict[int, set[str]] = {}
+        for key in keys:
+            if key not in self._primed:
+                self._primed[key] = []
+                for i in self._parts_of(key):
+                    wanted.setdefault(i, set()).add(key)
+        for i in sorted(wanted):
+            index = self._indexed.get(i)
+            if index is not None:
+                for key in wanted[i]:
+                    self._primed[key] += index.get(key, ())
+                continue
+            runs, _, places, combos = self._parts[i]
+            these = wanted[i]
+            for run, place in zip(runs.passing(), places):
+                if run in these:
+                    self._primed[run].append(combos[place][1])
+
+    def _parts_of(self, key: str) -> list[int]:
+        """The parts whose runs may be of ``key``'s config, in order."""
         if self._by_config is None:
             self._by_config = {}
             for i, (runs, *_) in enumerate(self._parts):
                 for config in configs_of(runs):
                     self._by_config.setdefault(config, []).append(i)
-        parts = sorted({i for _, config in splits(key) for i in self._by_config.get(config, ())})
-        keys = [word for i in parts for word in self._index(i).get(key, ())]
+        return sorted({i for _, config in splits(key) for i in self._by_config.get(config, ())})
+
+    def __getitem__(self, key: str) -> str:
+        keys = self._primed.get(key)
+        if keys is None:
+            keys = [word for i in self._parts_of(key) for word in self._index(i).get(key, ())]
         if not keys:
             raise KeyError(key)
         return f"confounded ({', '.join(dict.fromkeys(keys))})"
