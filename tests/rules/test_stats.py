@@ -537,3 +537,16 @@ def test_a_pools_noise_is_worked_out_once_however_many_comparisons_name_it(monke
     for value in (0.87, 0.88, 0.9, 0.95):
         compare(Measure.of([value, value + 0.001]), pool, tolerance=Tolerance(0.01))
     assert asked.count(5000) == 1
+
+
+def test_a_measure_hashes_as_its_fields_once_and_anew_when_replaced() -> None:
+    """A measure's hash is its fields' (as a frozen dataclass's), worked out once: equal
+    measures hash alike, a measure made from another with a field changed has its own."""
+    from dataclasses import astuple, replace
+
+    a, b = Measure.of([0.91, 0.93, 0.92], 1319), Measure.of([0.91, 0.93, 0.92], 1319)
+    assert a == b and a is not b and hash(a) == hash(b) == hash(astuple(a))
+    assert hash(a) == hash(a)  # the kept one
+    for changed in (replace(a, n=1000), replace(a, noise=0.01), replace(a, repeats=(0.91, 0.93)),
+                    replace(a, fixed=True), replace(a, scale=100.0), replace(a, value=0.5)):
+        assert hash(changed) == hash(astuple(changed)) != hash(a)

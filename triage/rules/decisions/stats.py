@@ -107,17 +107,23 @@ class Measure:
 
     @classmethod
     def of(cls, values: list[float], n: int | None = None, *, noise: float | None = None,
-           scale: float = 1.0) -> Measure:
+           scale: float = 1.0, sums: Any = None) -> Measure:
         """Build a measure from one or more run values (the mean when several).
 
-        ``n`` is the per-run sample count; pass it only if every run had it.
+        ``n`` is the per-run sample count; pass it only if every run had it.  ``sums``: the
+        values' exact sums (:class:`triage.rules.decisions.sums.Sums`, kept with a pool),
+        which give their mean and spread without going through them.
         """
         vals = [float(v) for v in values]
         if not vals:
             raise ValueError("Measure.of needs at least one value")
         if len(vals) == 1:
             return cls(vals[0], n, (), noise, False, scale)
-        return cls(statistics.fmean(vals), n, tuple(vals), noise, False, scale)
+        if sums is None:
+            return cls(statistics.fmean(vals), n, tuple(vals), noise, False, scale)
+        made = cls(sums.mean(), n, tuple(vals), noise, False, scale)
+        made.__dict__["spread"] = sums.spread()  # as the cached property would say
+        return made
 
     @property
     def runs(self) -> int:
@@ -139,6 +145,15 @@ class Measure:
     def proportion(self) -> bool:
         """A sample proportion: it has ``n`` and lies in [0, scale]."""
         return self.n is not None and not self.fixed and 0.0 <= self.value / self.scale <= 1.0
+
+    def __hash__(self) -> int:
+        """The fields' hash (as a frozen dataclass's), worked out once: a pool's measure holds
+        each of its thousands of runs' values, and every comparison, cached by its two
+        measures, hashed them all again."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self.__dict__["_hash"] = hash((self.value, self.n, self.repeats, self.noise, self.fixed, self.scale))
+        return h
 
 
 class Outcome(str, Enum):

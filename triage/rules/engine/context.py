@@ -318,11 +318,12 @@ class Context:
             return None
         return self.measure_values([v for v, _ in vals], {n for _, n in vals}, metric)
 
-    def measure_values(self, values: Sequence[float], ns: Any, metric: str) -> Measure:
-        """:meth:`measure` of runs' ``values`` of ``metric`` (not a fail rate) and their distinct sample counts."""
+    def measure_values(self, values: Sequence[float], ns: Any, metric: str, sums: Any = None) -> Measure:
+        """:meth:`measure` of runs' ``values`` of ``metric`` (not a fail rate) and their distinct
+        sample counts (``sums``: their exact sums, kept with a pool)."""
         n = next(iter(ns)) if len(ns) == 1 else None
         scale = self.settings(metric).scale or 1.0
-        return Measure.of(values, n, noise=self.noise_sd(metric, sum(values) / len(values)), scale=scale)
+        return Measure.of(values, n, noise=self.noise_sd(metric, sum(values) / len(values)), scale=scale, sums=sums)
 
     def measure_one(self, metric: str, value: float, n: Optional[int]) -> Optional[Measure]:
         """:meth:`measure` of one valid run that recorded ``value`` (with ``n``) for ``metric``,
@@ -488,7 +489,7 @@ class Pool:
         pool = cls(ctx, [], metric, reads)
         pool._kept, pool._sel, pool.count, pool.keys = kept, sel, kept.count, kept.keys
         if kept.count:
-            pool.measure = ctx.measure_values(kept.values, kept.ns, metric)
+            pool.measure = ctx.measure_values(kept.values, kept.ns, metric, kept.sums)
             text = ctx.short(kept.config)  # as Context.label says it of one config's runs
             pool.label = text if kept.count == 1 else f"{text} (×{kept.count})"
         return pool

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from triage.rules.decisions.sums import Sums, exact_values
 from triage.rules.engine.keys import SEP, Keys, each
 from triage.rules.engine.memo import Codec
 from triage.rules.engine.records import RunRec
@@ -43,10 +44,12 @@ class Pooled:
     """A config's valid runs with a metric, as a pool keeps them: their keys (once each,
     in the order recorded), how many runs, each run's value and the distinct sample counts."""
 
-    __slots__ = ("config", "keys", "count", "values", "ns")
+    __slots__ = ("config", "keys", "count", "values", "ns", "sums")
 
-    def __init__(self, config: str, keys: Keys, count: int, values: list, ns: list) -> None:
+    def __init__(self, config: str, keys: Keys, count: int, values: list, ns: list,
+                 sums: Optional[Sums] = None) -> None:
         self.config, self.keys, self.count, self.values, self.ns = config, keys, count, values, ns
+        self.sums = sums  # the values' exact sums (None: a value that is not a finite float)
 
     @classmethod
     def of(cls, config: str, runs: Sequence[RunRec], metric: str) -> Pooled:
@@ -54,8 +57,9 @@ class Pooled:
         # apart by its end, without a search of the text (triage.rules.engine.chained)
         ids = list(dict.fromkeys(r.run_id for r in runs))
         keys = Keys.suffixed(SEP.join(ids), f"/{config}", len(ids))
-        return cls(config, keys, len(runs), [r.metrics[metric][0] for r in runs],
-                   list(dict.fromkeys(r.metrics[metric][1] for r in runs)))
+        values = [r.metrics[metric][0] for r in runs]
+        return cls(config, keys, len(runs), values, list(dict.fromkeys(r.metrics[metric][1] for r in runs)),
+                   Sums.of(values) if exact_values(values) else None)
 
     def added(self, runs: Sequence[RunRec], metric: str) -> Optional[Pooled]:
         """With ``runs`` recorded after these (None: one of them has a key already pooled)."""
@@ -64,9 +68,10 @@ class Pooled:
         more = [r.key for r in runs]
         if len(set(more)) < len(more) or any(k in self.keys for k in more):
             return None
-        return Pooled(self.config, self.keys.appended(more), self.count + len(runs),
-                      [*self.values, *(r.metrics[metric][0] for r in runs)],
-                      list(dict.fromkeys([*self.ns, *(r.metrics[metric][1] for r in runs)])))
+        values = [r.metrics[metric][0] for r in runs]
+        sums = self.sums.plus(values) if self.sums is not None and exact_values(values) else None
+        return Pooled(self.config, self.keys.appended(more), self.count + len(runs), [*self.values, *values],
+                      list(dict.fromkeys([*self.ns, *(r.metrics[metric][1] for r in runs)])), sums)
 
     def holds_any(self, keys: Sequence[str]) -> bool:
         """Whether any of ``keys`` is pooled here: only a key that ends with the config can be
@@ -86,12 +91,14 @@ class Pooled:
 
 
 def _encode(p: Pooled) -> list:
-    return [p.config, p.keys.ids(f"/{p.config}"), p.count, p.values, p.ns]
+    return [p.config, p.keys.ids(f"/{p.config}"), p.count, p.values, p.ns,
+            p.sums.encoded() if p.sums is not None else None]
 
 
 def _decode(row: Sequence[Any]) -> Pooled:
-    config, ids, count, values, ns = row
-    return Pooled(config, Keys.suffixed(ids, f"/{config}"), count, list(values), list(ns))
+    config, ids, count, values, ns, sums = row if len(row) == 6 else (*row, None)  # a pool kept without sums
+    return Pooled(config, Keys.suffixed(ids, f"/{config}"), count, list(values), list(ns),
+                  Sums.decoded(sums) if sums is not None else None)
 
 
 POOLED: Codec[Pooled] = Codec(_encode, _decode)
