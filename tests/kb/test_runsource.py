@@ -293,6 +293,9 @@ def test_the_runs_of_several_configs_share_what_was_decoded(cli, rules_dir, tmp_
                        and r.run_id is first.run_id for r in others)
             assert all(r.metrics is not first.metrics for r in others)  # values of their own
         assert [r.provenance for r in read[0]] == [{"sha": f"abc{i}", "node": "n1"} for i in range(3)]
+        source.forget(configs[0])  # an import's evaluation: what was decoded goes with the runs
+        assert source.letting_go and source.config(configs[1]) is read[1]
+        assert source.config(configs[0])[0].provenance is not read[1][0].provenance
         monkeypatch.setattr(investigations, "SHARED_MOST", 1)
         bounded = DbSource(s, iid)
         again = [bounded.config(c) for c in configs]

@@ -275,7 +275,7 @@ class ReadShared:
 
 
 #: Entries a table of :class:`ReadShared` holds at most between two reads.
-SHARED_MOST = 100_000
+SHARED_MOST = 20_000
 
 
 def runs_of_rows(batches: Any, shared: Optional[ReadShared] = None) -> list[Any]:

@@ -242,7 +242,7 @@ def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable
 
 
 #: Provenance mappings whose keys an evaluation keeps at most (:func:`_provenance_keys`).
-PROVENANCE_KEYS = 100_000
+PROVENANCE_KEYS = 20_000
 
 
 def _provenance_keys(ctx: Context, ignore: set[str]) -> dict[int, tuple]:
@@ -250,9 +250,13 @@ def _provenance_keys(ctx: Context, ignore: set[str]) -> dict[int, tuple]:
     by it (less the keys ``ignore`` names), for the whole evaluation: runs that recorded the
     same share one mapping, in one config and, read by one source, across configs (a
     nightly's matrix).  Each entry holds its mapping, so that no id is taken by another while
-    it is kept; past :data:`PROVENANCE_KEYS` entries (an evaluation that lets each config's
-    runs go) it starts again."""
-    seen: dict[int, tuple] = ctx.once.setdefault(f"provenance keys less {sorted(ignore)}", {})
+    it is kept; past :data:`PROVENANCE_KEYS` entries it starts again.  An evaluation that lets
+    each config's runs go (an import's) keeps none across configs: they would outlive their runs."""
+    name = f"provenance keys less {sorted(ignore)}"
+    if getattr(ctx.source, "letting_go", False):  # each config's runs let go: their mappings too
+        ctx.once.pop(name, None)
+        return {}
+    seen: dict[int, tuple] = ctx.once.setdefault(name, {})
     if len(seen) > PROVENANCE_KEYS:
         seen.clear()
     return seen
