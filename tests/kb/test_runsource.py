@@ -293,11 +293,27 @@ def test_the_runs_of_several_configs_share_what_was_decoded(cli, rules_dir, tmp_
                        and r.run_id is first.run_id for r in others)
             assert all(r.metrics is not first.metrics for r in others)  # values of their own
         assert [r.provenance for r in read[0]] == [{"sha": f"abc{i}", "node": "n1"} for i in range(3)]
-        source.forget(configs[0])  # an import's evaluation: what was decoded goes with the runs
-        assert source.letting_go and source.config(configs[1]) is read[1]
-        assert source.config(configs[0])[0].provenance is not read[1][0].provenance
+        source.forget(configs[0])  # read again: with what the source holds decoded
+        assert source.config(configs[1]) is read[1]
+        assert source.config(configs[0])[0].provenance is read[1][0].provenance
         monkeypatch.setattr(investigations, "SHARED_MOST", 1)
         bounded = DbSource(s, iid)
         again = [bounded.config(c) for c in configs]
         assert again == read
         assert again[1][0].provenance is not again[2][0].provenance  # started again between the reads
+
+
+def test_an_evaluation_that_lets_the_runs_go_says_so_to_the_engine(cli, rules_dir, tmp_path, url) -> None:
+    """An import's evaluation lets each config's runs go to hold little, and its source says so
+    (the engine then keeps no repeat keys across configs, which would outlive the runs);
+    a report's does not."""
+    from triage import views
+    from triage.kb import store
+
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _records(20, ["kimik26-fp8-1k1k-1p1d", "c2"])))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        inv = store.find_investigation(s, 30433, None)
+        assert views.evaluate(s, inv, full=True, release=True)[0].source.letting_go is True
+        assert views.evaluate(s, inv, full=True)[0].source.letting_go is False

@@ -49,7 +49,9 @@ class DbSource:
         self._all_by_id: Optional[dict[str, list[RunRec]]] = None  # the runs of _all by run id
         self._all: Optional[list[RunRec]] = None
         self._shared = ReadShared()  # what its reads decoded, shared by the runs of the next ones
-        self.letting_go = False  # whether a config's runs were let go (forget): then nothing is kept across them
+        # an evaluation that lets the runs go to hold little (an import's): the engine then keeps
+        # nothing of a config's runs beyond them (triage.rules.decisions.readings)
+        self.letting_go = False
 
     def all(self) -> list[RunRec]:
         if self._all is None:
@@ -72,13 +74,9 @@ class DbSource:
         self._shared = ReadShared()
 
     def forget(self, config: str) -> None:
-        """Let go of a config's runs (asked for again, they are read again), and of what the
-        reads so far decoded: an evaluation that lets each config's runs go (an import's) holds
-        no more than those of the configs it works on."""
+        """Let go of a config's runs (asked for again, they are read again)."""
         self._by_config.pop(config, None)
         self._keyed.pop(config, None)
-        self._shared = ReadShared()
-        self.letting_go = True
 
     def config(self, name: str) -> list[RunRec]:
         runs = self._by_config.get(name)
