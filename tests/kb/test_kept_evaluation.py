@@ -74,3 +74,38 @@ def test_what_differs_from_the_stored_evaluation_is_written_again(cli, rules_dir
     assert _stored(url) == (pieces, view)
     # and the view written again is the one an unchanged knowledge base reports
     assert cli("--db", url, "report", "--pr", "30433", "--format", "json").out == report.out
+
+
+def test_a_configs_long_texts_are_kept_apart_and_read_when_asked_for(cli, rules_dir, url) -> None:
+    """A config's facts keep their long texts (its distinct provenances, its groups of repeats)
+    in a row of their own: the stored pieces are read without them, and a piece gives them
+    when something looks into them.  Such a row stored otherwise, or missing, is written
+    again by a whole evaluation."""
+    from sqlalchemy import delete, update
+
+    from triage.kb import pieces as kept
+    from triage.kb import store, tables
+    from triage.rules.engine.facts import APART
+
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    report = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    stored, view = _stored(url)
+    facts = sorted(n for n in stored if n.startswith("f:"))
+    assert facts and sorted(n for n in stored if n.startswith(kept.APART_ROW)) == [kept.APART_ROW + n for n in facts]
+    t = tables.EvaluationPiece
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        memo = kept.load(s, iid, "")
+        assert not [n for n in memo.stored if n.startswith(kept.APART_ROW)]
+        for name in facts:
+            row = memo.stored[name][1]
+            texts = [row[p]() for p in APART["f:"]]  # read from their own row, when asked for
+            assert all(isinstance(x, str) and x.startswith("[") for x in texts)
+        first, second = (kept.APART_ROW + n for n in facts[:2])
+        data = stored[first][1]
+        s.execute(update(t).where(t.c.investigation_id == iid, t.c.name == first)
+                  .values(data=data[:-1] + bytes([data[-1] ^ 1])))
+        s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name == second))
+    again, writes = _writes(cli, "--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    assert again.code == 0 and again.out == report.out
+    assert writes and _stored(url) == (stored, view)

@@ -5,14 +5,18 @@ numbers, as JSON holds them, decoded the same)."""
 
 from __future__ import annotations
 
+import hashlib
+from typing import Callable, Optional
+
 from msgspec.msgpack import decode as unpack
 from msgspec.msgpack import encode as pack
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlmodel import Session
 
 from triage.kb import tables
 from triage.kb.db import json_text
 from triage.kb.investigations import _json_decode
+from triage.rules.engine.facts import APART
 from triage.rules.engine.memo import Memo
 
 #: The piece that holds what every piece rests on.
@@ -23,7 +27,8 @@ BATCH = 4_000_000
 
 def load(s: Session, iid: str, code: str, *, full: bool = False) -> Memo:
     """The stored pieces of ``iid``'s last evaluation, as a memo for the next (``full``:
-    none of them, for an evaluation that works every piece out again: not read at all)."""
+    none of them, for an evaluation that works every piece out again: not read at all).
+    A piece's long texts kept apart (:data:`APART_ROW`) are read when something asks for them."""
     if full:
         memo = Memo()
         memo.code = code
@@ -31,14 +36,48 @@ def load(s: Session, iid: str, code: str, *, full: bool = False) -> Memo:
     t = tables.EvaluationPiece
     decode = _json_decode()
     stored, key = {}, ""
-    for name, reads, data in s.execute(select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid)):
+    q = select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid,
+                                                    func.substr(t.c.name, 1, 1) != APART_ROW)
+    for name, reads, data in s.execute(q):
         if name == KEY:
             key = unpack(data)
-        else:
-            stored[name] = (decode(reads), unpack(data))
+            continue
+        row = unpack(data)
+        places = APART.get(name[:2], ())
+        if places and row[places[0]] is None:  # its long texts kept apart
+            later = _Later(s, iid, name)
+            for i, place in enumerate(places):
+                row[place] = later.part(i)
+        stored[name] = (decode(reads), row)
     memo = Memo(stored, key)
     memo.code = code
     return memo
+
+
+#: What a stored row's name starts with when it holds the long texts of the piece it
+#: names (``~f:CONFIG``: a config's distinct provenances and groups of repeats, in a wide
+#: investigation at a million runs 113 of the 170 MB of its pieces); :func:`load` reads them
+#: only when something looks into them (an add-run, into the config it adds to).
+APART_ROW = "~"
+
+
+class _Later:
+    """The long texts of one stored piece, read from their own row when first asked for."""
+
+    def __init__(self, s: Session, iid: str, name: str) -> None:
+        self._s, self._iid, self._name = s, iid, name
+        self._texts: Optional[list] = None
+
+    def part(self, i: int) -> Callable[[], str]:
+        return lambda: self._read()[i]
+
+    def _read(self) -> list:
+        if self._texts is None:
+            t = tables.EvaluationPiece
+            data = self._s.execute(select(t.c.data).where(t.c.investigation_id == self._iid,
+                                                          t.c.name == APART_ROW + self._name)).scalar_one()
+            self._texts = unpack(data)
+        return self._texts
 
 
 def save(s: Session, iid: str, memo: Memo) -> None:
@@ -46,42 +85,73 @@ def save(s: Session, iid: str, memo: Memo) -> None:
     selves, those no longer part of it go."""
     if not memo.stored:  # everything was worked out (a first evaluation, a new key, or --full)
         stored, same = _as_stored(s, iid, memo)
-        names = [n for n in (KEY, *memo.pieces) if n not in same]
+        names = [KEY, *memo.pieces]
         stale = [n for n in stored if n not in same]  # of no use, or stored otherwise
     else:
         names = [KEY, *(n for n in memo.worked if n in memo.pieces)]
-        stale = names + [n for n in memo.stored if n not in memo.pieces]
+        same = set()
+        stale = [row for n in names + [n for n in memo.stored if n not in memo.pieces] for row in _row_names(n)]
     # A few megabytes at a time: the pieces of a large investigation name many runs,
     # and all of their data at once would be the evaluation's peak of memory.
     rows, size = [], 0
     for n in names:
-        reads, data = _encoded(memo, n)
-        rows.append(dict(investigation_id=iid, name=n, reads=reads, data=data))
-        size += len(data)
+        for name, reads, data in _rows(memo, n):
+            if name in same:
+                continue
+            rows.append(dict(investigation_id=iid, name=name, reads=reads, data=data))
+            size += len(data)
         if size > BATCH:
             _write(s, iid, stale, rows)
             stale, rows, size = [], [], 0
     _write(s, iid, stale, rows)
 
 
-def _encoded(memo: Memo, name: str) -> tuple[str, bytes]:
-    """A piece as it is stored: what it read as JSON text, its data as msgpack."""
+def _rows(memo: Memo, name: str) -> list[tuple[str, str, bytes]]:
+    """A piece as it is stored: its row (what it read as JSON text, its data as msgpack),
+    and the row of its long texts kept apart, if it has any."""
     reads, data = ([], memo.key) if name == KEY else memo.pieces[name]
-    return json_text(reads), pack(data)
+    places = APART.get(name[:2], ()) if name != KEY else ()
+    if not places:
+        return [(name, json_text(reads), pack(data))]
+    row = list(data)
+    texts = [row[p] if isinstance(row[p], str) else row[p]() for p in places]  # a stored one's: read now
+    for p in places:
+        row[p] = None
+    return [(name, json_text(reads), pack(row)), (APART_ROW + name, "[]", pack(texts))]
+
+
+def _row_names(name: str) -> list[str]:
+    return [name, APART_ROW + name] if APART.get(name[:2]) else [name]
 
 
 def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
-    """The pieces stored for ``iid``, and those of them that ``memo`` holds the same: a whole
+    """The rows stored for ``iid``, and those of them that ``memo`` holds the same: a whole
     evaluation of what was evaluated leaves them as they are, not deleted and written again.
-    Read one at a time (a wide investigation's are tens of megabytes)."""
+    Read one at a time (a wide investigation's are tens of megabytes); of a piece whose long
+    texts are kept apart, the row not at hand is compared by its digest."""
     t = tables.EvaluationPiece
-    stored, same = [], set()
+    stored, same, seen = [], set(), set()
+    digests: dict[str, bytes] = {}  # a row not read yet of a piece encoded already -> its digest
     q = select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid)
     for name, reads, data in s.execute(q, execution_options={"yield_per": 8}):  # eight rows held at a time
         stored.append(name)
-        if (name == KEY or name in memo.pieces) and _encoded(memo, name) == (reads, bytes(data)):
-            same.add(name)
+        seen.add(name)
+        piece = name[len(APART_ROW):] if name.startswith(APART_ROW) else name
+        if name in digests:
+            if digests.pop(name) == _digest(reads, bytes(data)):
+                same.add(name)
+        elif piece == KEY or piece in memo.pieces:
+            for row, mine, kept in _rows(memo, piece):
+                if row == name:
+                    if (mine, kept) == (reads, bytes(data)):
+                        same.add(name)
+                elif row not in seen:
+                    digests[row] = _digest(mine, kept)
     return stored, same
+
+
+def _digest(reads: str, data: bytes) -> bytes:
+    return hashlib.blake2b(reads.encode() + b"\0" + data, digest_size=32).digest()
 
 
 def _write(s: Session, iid: str, stale: list[str], rows: list[dict]) -> None:

@@ -347,6 +347,12 @@ def _keys(ids: str, config: str) -> Keys:
 
 FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)
 
+#: The places in a config's encoded facts of its long texts (its distinct provenances, its
+#: groups of repeats: nine tenths of a wide investigation's stored facts), which the
+#: knowledge base keeps apart and reads when something looks into them
+#: (:mod:`triage.kb.pieces`); the rest is what an evaluation reads of every config.
+APART = {"f:": (12, 15)}
+
 
 def facts(config: str, ctx: Context) -> ConfigFacts:
     """A config's facts, from the memo when its runs are unchanged, updated from the

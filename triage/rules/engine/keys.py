@@ -12,7 +12,7 @@ and is split only when something goes through it one key at a time.
 from __future__ import annotations
 
 import re
-from typing import AbstractSet, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
+from typing import AbstractSet, Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
 
 SEP = "\x00"  # never part of a key: the knowledge base refuses a NUL in any text
 
@@ -449,13 +449,20 @@ class InvalidRuns(Mapping[str, str]):
 class Lazy(Sequence[Any]):
     """A long list stored as its JSON text (a config's distinct provenances and groups
     of repeats, one per run when each run records its own sha), decoded into a tuple
-    by ``make`` when something first looks into it."""
+    by ``make`` when something first looks into it.  The text itself may be kept
+    elsewhere: given as a function, it is read when first asked for."""
 
-    __slots__ = ("text", "_make", "_items")
+    __slots__ = ("_text", "_make", "_items")
 
-    def __init__(self, text: str, make: Any) -> None:
-        self.text, self._make = text, make
+    def __init__(self, text: Union[str, Callable[[], str]], make: Any) -> None:
+        self._text, self._make = text, make
         self._items: Optional[tuple] = None
+
+    @property
+    def text(self) -> str:
+        if not isinstance(self._text, str):
+            self._text = self._text()
+        return self._text
 
     def _all(self) -> tuple:
         if self._items is None:
