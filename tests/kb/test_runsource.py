@@ -296,6 +296,10 @@ def test_the_runs_of_several_configs_share_what_was_decoded(cli, rules_dir, tmp_
         source.forget(configs[0])  # read again: with what the source holds decoded
         assert source.config(configs[1]) is read[1]
         assert source.config(configs[0])[0].provenance is read[1][0].provenance
+        apart = DbSource(s, iid)
+        apart.letting_go = True  # an import's evaluation: each read decodes its own
+        alone = [apart.config(c) for c in configs]
+        assert alone == read and alone[1][0].provenance is not alone[2][0].provenance
         monkeypatch.setattr(investigations, "SHARED_MOST", 1)
         bounded = DbSource(s, iid)
         again = [bounded.config(c) for c in configs]

@@ -49,8 +49,9 @@ class DbSource:
         self._all_by_id: Optional[dict[str, list[RunRec]]] = None  # the runs of _all by run id
         self._all: Optional[list[RunRec]] = None
         self._shared = ReadShared()  # what its reads decoded, shared by the runs of the next ones
-        # an evaluation that lets the runs go to hold little (an import's): the engine then keeps
-        # nothing of a config's runs beyond them (triage.rules.decisions.readings)
+        # an evaluation that lets the runs go to hold little (an import's): its reads share
+        # nothing, and the engine keeps nothing of a config's runs beyond them
+        # (triage.rules.decisions.readings)
         self.letting_go = False
 
     def all(self) -> list[RunRec]:
@@ -58,7 +59,7 @@ class DbSource:
             if all(c in self._by_config for c in self._configs):  # every config read already: the same runs
                 self._all = list(heapq.merge(*(self._by_config[c] for c in self._configs), key=self.order))
             else:
-                self._all = run_records(self._s, self._iid, shared=self._shared)
+                self._all = run_records(self._s, self._iid, shared=self._sharing())
                 grouped: dict[str, list[RunRec]] = {}
                 for r in self._all:
                     grouped.setdefault(r.config, []).append(r)
@@ -73,6 +74,11 @@ class DbSource:
         self._all_by_id = self._all = None
         self._shared = ReadShared()
 
+    def _sharing(self) -> Optional[ReadShared]:
+        """What the next read shares with those before it (None: nothing, for an evaluation
+        that lets the runs go: what was decoded would outlive them, for no time saved)."""
+        return None if self.letting_go else self._shared
+
     def forget(self, config: str) -> None:
         """Let go of a config's runs (asked for again, they are read again)."""
         self._by_config.pop(config, None)
@@ -81,7 +87,7 @@ class DbSource:
     def config(self, name: str) -> list[RunRec]:
         runs = self._by_config.get(name)
         if runs is None:
-            runs = run_records(self._s, self._iid, config=name, shared=self._shared) if name in self._fps else []
+            runs = run_records(self._s, self._iid, config=name, shared=self._sharing()) if name in self._fps else []
             self._by_config[name] = runs
         return runs
 
@@ -95,12 +101,12 @@ class DbSource:
             return
         if plain_reads(self._s):
             for config in wanted:
-                self._by_config[config] = run_records(self._s, self._iid, config=config, shared=self._shared)
+                self._by_config[config] = run_records(self._s, self._iid, config=config, shared=self._sharing())
             return
         grouped: dict[str, list[RunRec]] = {c: [] for c in wanted}
         for i in range(0, len(wanted), 500):  # 500 parameters a query
             chunk = wanted[i:i + 500]
-            for r in run_records(self._s, self._iid, where=lambda t: t.c.config.in_(chunk), shared=self._shared):
+            for r in run_records(self._s, self._iid, where=lambda t: t.c.config.in_(chunk), shared=self._sharing()):
                 grouped[r.config].append(r)  # in the order recorded, as each config's own read
         self._by_config.update(grouped)
 
@@ -113,7 +119,7 @@ class DbSource:
                     for r in self._all:
                         self._all_by_id.setdefault(r.run_id, []).append(r)
                 return self._all_by_id.get(run_id, [])
-            runs = run_records(self._s, self._iid, run_id=run_id, shared=self._shared)
+            runs = run_records(self._s, self._iid, run_id=run_id, shared=self._sharing())
             self._by_id[run_id] = runs
         return runs
 
@@ -127,7 +133,7 @@ class DbSource:
         and would be read and decoded only to be left out)."""
         wanted, out = self._at_hand(sorted(set(pairs)))
         for rows in self._pairs_rows(wanted, READ_SQL_COLUMNS, read_columns):
-            out += runs_of_rows(rows, self._shared)
+            out += runs_of_rows(rows, self._sharing())
         return sorted(out, key=self.order)
 
     def refs_by_keys(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str, Optional[str]]]:
@@ -208,7 +214,7 @@ class DbSource:
         # a statement per KEYS_A_STATEMENT keys: a drivers' limit on parameters (PostgreSQL's 65,535)
         # is no limit on how many runs a view shows
         runs = [r for i in range(0, len(pks), KEYS_A_STATEMENT)
-                for r in run_records(self._s, self._iid, pks=pks[i:i + KEYS_A_STATEMENT], shared=self._shared)]
+                for r in run_records(self._s, self._iid, pks=pks[i:i + KEYS_A_STATEMENT], shared=self._sharing())]
         order = {pk: i for i, pk in enumerate(reversed(pks))}
         return sorted(runs, key=lambda r: order[r.seq])
 
@@ -218,7 +224,7 @@ class DbSource:
         top = self._since(config, fingerprint)
         if top is None:
             return None
-        return run_records(self._s, self._iid, config=config, where=lambda t: t.c.pk > top, shared=self._shared)
+        return run_records(self._s, self._iid, config=config, where=lambda t: t.c.pk > top, shared=self._sharing())
 
     def _since(self, config: str, fingerprint: str) -> Optional[int]:
         """The largest key of the config's runs when they had ``fingerprint``
