@@ -546,7 +546,9 @@ def test_a_measure_hashes_as_its_fields_once_and_anew_when_replaced() -> None:
 
     a, b = Measure.of([0.91, 0.93, 0.92], 1319), Measure.of([0.91, 0.93, 0.92], 1319)
     assert a == b and a is not b and hash(a) == hash(b) == hash(astuple(a))
-    assert hash(a) == hash(a)  # the kept one
+    assert a.__dict__["_hash"] == hash(a)  # kept with it
+    a.__dict__["_hash"] += 1
+    assert hash(a) == hash(b) + 1  # and read back, not worked out again
     for changed in (replace(a, n=1000), replace(a, noise=0.01), replace(a, repeats=(0.91, 0.93)),
                     replace(a, fixed=True), replace(a, scale=100.0), replace(a, value=0.5)):
         assert hash(changed) == hash(astuple(changed)) != hash(a)
