@@ -95,6 +95,8 @@ def save(s: Session, iid: str, memo: Memo) -> None:
     # and all of their data at once would be the evaluation's peak of memory.
     rows, size = [], 0
     for n in names:
+        if same and all(row in same for row in _row_names(n)):
+            continue  # stored as it is: not encoded again
         for name, reads, data in _rows(memo, n):
             if name in same:
                 continue
