@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -63,3 +65,28 @@ def test_newcombe_from_scipy_wilson(k1: int, n1: int, k2: int, n2: int) -> None:
     lo, hi = newcombe(p1, n1, p2, n2, Z95)
     assert lo == pytest.approx(lo_ref, abs=1e-9)
     assert hi == pytest.approx(hi_ref, abs=1e-9)
+
+
+@given(p=st.floats(0.5001, 0.99999), df=st.floats(1.0, 2e6))
+@settings(max_examples=400, deadline=None, derandomize=True)
+def test_t_quantile_matches_scipy_anywhere(p: float, df: float) -> None:
+    """Any confidence and any degrees of freedom a Welch comparison gives (fractional, from
+    about 1 to millions): the quantile is scipy's, to 1e-10."""
+    t_quantile.cache_clear()  # worked out here, not recalled
+    assert t_quantile(p, df) == pytest.approx(scipy_stats.t.ppf(p, df), rel=1e-10, abs=1e-10)
+
+
+@pytest.mark.parametrize("df", [4.5, 10, 29, 78.3, 822.6, 12927.0, 15515.8])
+def test_t_quantile_few_tail_evaluations(df: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quantile at the degrees of freedom a comparison of repeats gives costs one or two
+    evaluations of the tail (each a continued fraction of up to hundreds of terms): it starts
+    from the Cornish-Fisher expansion, and stops once Newton's step is below what it can move."""
+    from triage.rules.decisions import distributions
+
+    calls = []
+    tail = distributions._t_sf
+    monkeypatch.setattr(distributions, "_t_sf", lambda t, d: calls.append(t) or tail(t, d))
+    t_quantile.cache_clear()
+    got = t_quantile(0.975, df)
+    assert got == pytest.approx(scipy_stats.t.ppf(0.975, df), rel=1e-11)
+    assert len(calls) <= (3 if df < 10 else 2)
