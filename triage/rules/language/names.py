@@ -5,17 +5,21 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 
-def _walk(value: Any, key: str, out: set[str]) -> None:
-    """Every string found under ``key`` at any depth (a string or a list of strings)."""
+def _walk(value: Any, into: dict[str, set[str]]) -> None:
+    """Every string found at any depth under each key of ``into`` (a string or a list of
+    strings), added to that key's set: one pass for all the keys."""
     if isinstance(value, dict):
         for k, v in value.items():
-            if k == key:
+            out = into.get(k)
+            if out is not None:
                 out.update([v] if isinstance(v, str) else [x for x in v if isinstance(x, str)]
                            if isinstance(v, list) else [])
-            _walk(v, key, out)
+            if isinstance(v, (dict, list)):
+                _walk(v, into)
     elif isinstance(value, list):
         for v in value:
-            _walk(v, key, out)
+            if isinstance(v, (dict, list)):
+                _walk(v, into)
 
 
 def known_names(spec: dict, definitions: Iterable[dict], extractors: Iterable[dict]) -> tuple[set[str], set[str]]:
@@ -23,10 +27,9 @@ def known_names(spec: dict, definitions: Iterable[dict], extractors: Iterable[di
     bisects (``definitions``: their specs as stored) and its extractors name."""
     metrics: set[str] = {spec["metric"]} | set(spec.get("metrics") or {})
     configs: set[str] = set()
+    into = {"metric": metrics, "config": configs, "base": configs}
     for doc in [spec, *definitions]:
-        _walk(doc, "metric", metrics)
-        _walk(doc, "config", configs)
-        _walk(doc, "base", configs)
+        _walk(doc, into)
         if "base" in doc and "id" in doc:  # a recipe: its id is a config
             configs.add(doc["id"])
     metrics |= {x["metric"] for x in extractors if x.get("metric")}
