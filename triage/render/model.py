@@ -141,10 +141,15 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
 
 
 class _RunRefs:
-    """Runs named by their keys ("RUN_ID/CONFIG"), as the view shows them."""
+    """Runs named by their keys ("RUN_ID/CONFIG"), as the view shows them.  Each run's entry
+    is made once and shared by the lists that name it (thousands of pieces of evidence
+    name a few thousand runs, many of them the same first ones); nothing changes an entry
+    of a view once built (:mod:`triage.render.fit` copies what it shortens)."""
 
     def __init__(self, index: Any) -> None:
         self.index = index
+        self._refs: dict[str, dict] = {}
+        self._lists: dict[tuple, list[dict]] = {}
 
     def split(self, key: str) -> tuple[str, str]:
         # By lookup first: a run id or config may itself hold a "/".
@@ -155,18 +160,27 @@ class _RunRefs:
         return run_id, config
 
     def run_ref(self, key: str) -> dict:
+        ref = self._refs.get(key)
+        if ref is not None:
+            return ref
         found = self.index.ref(key)  # as split() says, looked up once
         if found is not None:
-            return {"run_id": found[0], "config": found[1], "url": found[2]}
-        run_id, _, config = key.partition("/")
-        return {"run_id": run_id, "config": config, "url": None}
+            ref = {"run_id": found[0], "config": found[1], "url": found[2]}
+        else:
+            run_id, _, config = key.partition("/")
+            ref = {"run_id": run_id, "config": config, "url": None}
+        self._refs[key] = ref
+        return ref
 
     def run_refs(self, keys: Any) -> list[dict]:
         # A list of runs shows the first RUN_REFS of them, then how many more.
-        out = [self.run_ref(k) for k in keys[:RUN_REFS]]
-        if len(keys) > RUN_REFS:
-            out.append({"run_id": f"+{len(keys) - RUN_REFS:,} more", "config": "", "url": None})
-        return out
+        head = tuple(keys[:RUN_REFS])
+        made = self._lists.get((len(keys), head))
+        if made is None:
+            made = self._lists[(len(keys), head)] = [self.run_ref(k) for k in head]
+            if len(keys) > RUN_REFS:
+                made.append({"run_id": f"+{len(keys) - RUN_REFS:,} more", "config": "", "url": None})
+        return list(made)
 
 
 def _investigation(spec: Any) -> dict:
