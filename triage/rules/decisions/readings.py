@@ -206,38 +206,48 @@ class Readings(dict):
 Group = tuple[tuple[tuple[str, str], ...], int, tuple[str, float, Optional[int]], tuple[str, float, Optional[int]]]
 
 
+def ALL_VALID(run: RunRec) -> bool:
+    """For :func:`repeat_groups`: the runs given are valid already (not asked again)."""
+    return True
+
+
 def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable[[RunRec], bool]] = None,
                   into: Optional[dict[str, dict]] = None) -> dict[str, dict[tuple, Group]]:
     """Per config, its valid runs with the primary metric grouped by provenance (less the
-    keys ``ignore_provenance`` names), first seen first; ``into``: groups to add the runs to."""
+    keys ``ignore_provenance`` names), first seen first; ``into``: groups to add the runs to;
+    ``valid``: which runs are (default :meth:`Context.valid`; :func:`ALL_VALID`: all given)."""
     metric = ctx.spec.metric
     ignore = set(ctx.spec.ignore_provenance)
     if valid is None:
         valid = ctx.valid
+    every = valid is ALL_VALID
     out: dict[str, dict[tuple, Group]] = into if into is not None else {}
     seen = _provenance_keys(ctx, ignore)
+    order = ctx.order
     config, groups = None, {}  # the runs of one config come one after another: its groups at hand
     for r in runs:
-        if metric in r.metrics and valid(r):
-            known = seen.get(id(r.provenance))
-            if known is None:
-                known = seen[id(r.provenance)] = (r.provenance, tuple(sorted(
-                    (k, v) for k, v in r.provenance.items() if k not in ignore)))
-            prov = known[1]
-            if r.config != config:
-                config = r.config
-                groups = out.get(config)
-                if groups is None:
-                    groups = out[config] = {}
-            value, n = r.metrics[metric]
-            g = groups.get(prov)
-            if g is None:
-                groups[prov] = (prov, ctx.order(r), (r.run_id, value, n), (r.run_id, value, n))
-            else:
-                _, first, lo, hi = g
-                if value < lo[1] or value > hi[1]:
-                    groups[prov] = (prov, first, (r.run_id, value, n) if value < lo[1] else lo,
-                                    (r.run_id, value, n) if value > hi[1] else hi)
+        got = r.metrics.get(metric)
+        if got is None or not (every or valid(r)):
+            continue
+        known = seen.get(id(r.provenance))
+        if known is None:
+            known = seen[id(r.provenance)] = (r.provenance, tuple(sorted(
+                (k, v) for k, v in r.provenance.items() if k not in ignore)))
+        prov = known[1]
+        if r.config != config:
+            config = r.config
+            groups = out.get(config)
+            if groups is None:
+                groups = out[config] = {}
+        value, n = got
+        g = groups.get(prov)
+        if g is None:
+            groups[prov] = (prov, order(r), (r.run_id, value, n), (r.run_id, value, n))
+        else:
+            _, first, lo, hi = g
+            if value < lo[1] or value > hi[1]:
+                groups[prov] = (prov, first, (r.run_id, value, n) if value < lo[1] else lo,
+                                (r.run_id, value, n) if value > hi[1] else hi)
     return out
 
 
@@ -266,13 +276,25 @@ def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) ->
     """The groups whose lowest and highest runs differ beyond noise, with the place of their first run."""
     metric = ctx.spec.metric
     out = []
+    # whether two values are shown different, once per pair of values and sample counts in an
+    # evaluation: a wide investigation's thousands of groups of repeats hold half as many pairs
+    # (a subject's context shares ``once`` with the investigation's: the metric and the noise settings say which)
+    apart: dict[tuple, bool] = ctx.once.setdefault(
+        f"repeats shown different: {metric} {ctx.tolerance!r} {ctx.confidence} {ctx.settings(metric)!r}", {})
     for _, first, lo, hi in groups.values():
         if lo[0] == hi[0] and lo[1] == hi[1]:
             continue  # one run, or runs of one value
-        high, low = ctx.measure_one(metric, hi[1], hi[2]), ctx.measure_one(metric, lo[1], lo[2])  # with its noise
-        assert high is not None and low is not None
-        if not stats.shown_different(high, low, tolerance=ctx.tolerance, confidence=ctx.confidence):
+        pair = (hi[1], hi[2], lo[1], lo[2])
+        different = apart.get(pair)
+        if different is None:
+            high, low = ctx.measure_one(metric, hi[1], hi[2]), ctx.measure_one(metric, lo[1], lo[2])  # with its noise
+            assert high is not None and low is not None
+            different = apart[pair] = stats.shown_different(high, low, tolerance=ctx.tolerance,
+                                                             confidence=ctx.confidence)
+        if not different:
             continue  # most groups: the words of a comparison are asked for those that disagree
+        high, low = ctx.measure_one(metric, hi[1], hi[2]), ctx.measure_one(metric, lo[1], lo[2])
+        assert high is not None and low is not None
         c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.different and c.method != "exact":
             out.append((first, Warning_("repeats", (

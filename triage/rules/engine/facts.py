@@ -18,7 +18,7 @@ from triage.rules.engine import summary
 from triage.rules.engine.context import Context, _run_order
 from triage.rules.engine.keys import Invalid, Keys, Lazy
 from triage.rules.engine.memo import Codec
-from triage.rules.decisions.readings import Group, repeat_groups, repeat_warnings
+from triage.rules.decisions.readings import ALL_VALID, Group, repeat_groups, repeat_warnings
 from triage.rules.engine.records import RunRec
 
 
@@ -53,35 +53,55 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
     if not runs:
         return ConfigFacts(config)
     reason = ctx.invalid_reason
-    why = {id(r): reason(r) for r in runs}  # once per run: everything below reads it
+    # One pass in the order recorded: why each run that decides nothing does not (once per
+    # run: everything below reads it), and the others.  A stable sort of those by time is
+    # the valid runs of the sort of them all, in the same order.
+    why: dict[int, str] = {}
+    invalid: list[RunRec] = []
+    valid_recorded: list[RunRec] = []
+    for r in runs:
+        w = reason(r)
+        if w is None:
+            valid_recorded.append(r)
+        else:
+            why[id(r)] = w
+            invalid.append(r)
     ordered = sorted(runs, key=_run_order)
-    valid = [r for r in ordered if why[id(r)] is None]
-    invalid = [r for r in runs if why[id(r)] is not None]
+    valid = ordered if not invalid else sorted(valid_recorded, key=_run_order)
     brief = {id(r): reason(r, brief=True) or "" for r in invalid}
     newest = ordered[-1]
+    newest_invalid = id(newest) in why
     metric = ctx.spec.metric
     provenances: dict[tuple[tuple[str, str], ...], int] = {}
     place_of: dict[int, int] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its place
     valid_provenance = []
+    metrics: set[str] = set()
+    ns: set[int] = set()
+    untimed_valid = 0
     for r in valid:
         place = place_of.get(id(r.provenance))
         if place is None:
             place = place_of[id(r.provenance)] = provenances.setdefault(tuple(r.provenance.items()), len(provenances))
         valid_provenance.append(place)
+        mm = r.metrics
+        metrics.update(mm)
+        if metric in mm and (n := mm[metric][1]):
+            ns.add(n)
+        if not r.time:
+            untimed_valid += 1
     said: dict[str, list] = {}  # reason -> [first's order, count, first ids]
     for r in invalid:
         _say(said, why[id(r)], r, ctx)
-    trailing = _trailing(ordered, why)
-    groups = repeat_groups(runs, ctx, valid=lambda r: why[id(r)] is None).get(config, {})
+    groups = repeat_groups(valid_recorded, ctx, valid=ALL_VALID).get(config, {})
     return _made(
         config, ctx,
         keys=tuple(r.key for r in ordered),
         valid=tuple(r.key for r in valid),
-        newest_why=brief[id(newest)] if why[id(newest)] is not None else "",
-        newest_blocker=_blocker(newest, ctx) if why[id(newest)] is not None else "",
-        trailing_invalid=trailing,
-        valid_metrics=tuple(sorted({m for r in valid for m in r.metrics})),
-        valid_ns=tuple(sorted({n for r in valid if metric in r.metrics and (n := r.metrics[metric][1])})),
+        newest_why=brief[id(newest)] if newest_invalid else "",
+        newest_blocker=_blocker(newest, ctx) if newest_invalid else "",
+        trailing_invalid=_trailing(ordered, why),
+        valid_metrics=tuple(sorted(metrics)),
+        valid_ns=tuple(sorted(ns)),
         invalid=tuple((ctx.order(r), r.key, brief[id(r)]) for r in invalid),
         said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
         groups=tuple(groups.values()),
@@ -90,7 +110,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         valid_provenance=tuple(valid_provenance),
         newest_time=newest.time or "",
         untimed=sum(1 for r in runs if not r.time),
-        untimed_valid=sum(1 for r in valid if not r.time),
+        untimed_valid=untimed_valid,
     )
 
 
@@ -106,8 +126,9 @@ def _say(said: dict[str, list], why: str, run: RunRec, ctx: Context) -> None:
 
 
 def _trailing(ordered: Sequence[RunRec], why: dict) -> int:
-    """The newest runs in a row that decided nothing: newest time first, runs of one
-    time in the order recorded (as a stable sort newest first walks them)."""
+    """The newest runs in a row that decided nothing (``why``: by id, those that decide
+    nothing): newest time first, runs of one time in the order recorded (as a stable sort
+    newest first walks them)."""
     count, end = 0, len(ordered)
     while end:
         start = end - 1
@@ -115,7 +136,7 @@ def _trailing(ordered: Sequence[RunRec], why: dict) -> int:
         while start and (ordered[start - 1].time or "") == when:
             start -= 1
         for r in ordered[start:end]:
-            if why[id(r)] is None:
+            if id(r) not in why:
                 return count
             count += 1
         end = start
