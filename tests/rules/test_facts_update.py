@@ -117,6 +117,33 @@ def test_newest_runs_are_placed_among_the_stored_provenances_without_decoding_th
     assert fresh.provenances._items is None
 
 
+def test_new_runs_join_the_stored_groups_of_repeats_without_decoding_them() -> None:
+    """A config whose runs record many provenances has a group of repeats per provenance (21,000
+    for the base of a wide investigation at a million runs): an add-run decoded them all to
+    change one. A new run's group is found among the stored groups' JSON texts, and changed or
+    added there; the warnings of disagreeing repeats are those of the whole facts."""
+    from triage.rules.engine.keys import Lazy
+
+    before = [r for r in RUNS if r.config != CONFIG] + BASE
+    mine = [r for r in before if r.config == CONFIG]
+    known = dict(next(r for r in mine if r.metrics.get("gsm8k")).provenance)
+    specs = [(0.5, known, 1319), (0.951, known, 1319), (0.9, {"image": "q"}, 1319), (0.95, {"image": "q"}, 200),
+             (0.9, {"image": "q"}, 1319)]
+    for cut in range(1, len(specs) + 1):
+        new: list = []
+        for i, (value, prov, n) in enumerate(specs[:cut]):
+            new.append(_run(i, ("newest", "passed", value, prov, False, n),
+                            [r for r in before + new if r.config == CONFIG]))
+        _, old = _facts(before)
+        ctx, whole = _facts(before + new)
+        assert isinstance(old.groups, Lazy)
+        got = updated(old, new, ctx)
+        assert got is not None and FACTS.encode(got) == FACTS.encode(whole), cut
+        assert isinstance(got.groups, Lazy) and got.groups._items is None and old.groups._items is None
+        assert list(got.groups) == list(whole.groups) and got.repeats == whole.repeats
+    assert any("disagree" in text for _, text in whole.repeats)  # the first new run's group says so
+
+
 def test_many_runs_without_a_time_go_in_before_the_timed_ones() -> None:
     """Past a few runs added, the keys are split once and the rest go into the list."""
     before = [r for r in RUNS if r.config != CONFIG] + BASE

@@ -143,12 +143,22 @@ def _trailing(ordered: Sequence[RunRec], why: dict) -> int:
     return count
 
 
-def _made(config: str, ctx: Context, was: Optional[ConfigFacts] = None, **fields: Any) -> ConfigFacts:
+def _made(config: str, ctx: Context, was: Optional[ConfigFacts] = None, changed: Optional[dict] = None,
+          **fields: Any) -> ConfigFacts:
     """The facts, with the warnings that follow from them (``was``: facts whose groups of
-    repeats, where unchanged, say what they said)."""
+    repeats, where unchanged, say what they said; ``changed``: those of its groups that
+    changed or are new, by provenance, when the caller knows them without going through all)."""
     said, groups = fields["said"], fields["groups"]
     if was is None:
         repeats = [(order, w.message) for order, w in repeat_warnings(config, {g[0]: g for g in groups}, ctx)]
+    elif changed is not None:  # a group's warning carries the place of its first run, and the
+        # groups are in the order of their first runs: the unchanged ones' said as they were
+        said_now = dict(was.repeats)
+        fresh = dict((order, w.message) for order, w in repeat_warnings(config, changed, ctx))
+        for g in changed.values():
+            said_now.pop(g[1], None)
+        said_now.update(fresh)
+        repeats = sorted(said_now.items())
     else:  # a group's warning carries the place of its first run: one per group
         before, said_before = set(was.groups), dict(was.repeats)
         changed = {g[0]: g for g in groups if g not in before}
@@ -178,7 +188,8 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
     kept_places = True
     invalid: list[tuple[int, str, str]] = []  # after the old ones, in the order recorded
     said = {w: [first, count, list(ids)] for w, first, count, ids in old.said}
-    groups = {old.config: {g[0]: g for g in old.groups}}
+    grown = _Groups(old.groups, old.config, ctx) if isinstance(old.groups, Lazy) and not old.groups.decoded else None
+    groups = {old.config: {g[0]: g for g in old.groups}} if grown is None else {}
     unscaled = dict(old.unscaled)
     metrics, ns = set(old.valid_metrics), set(old.valid_ns)
     newest_time, newest_why, newest_blocker = old.newest_time, old.newest_why, old.newest_blocker
@@ -215,7 +226,10 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
         else:
             invalid.append((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or ""))
             _say(said, why, r, ctx)
-        repeat_groups([r], ctx, valid=lambda _: ok, into=groups)
+        if grown is not None:
+            grown.add(r, ok)
+        else:
+            repeat_groups([r], ctx, valid=lambda _: ok, into=groups)
         for name, first in ctx.unscaled([r]).items():
             unscaled.setdefault(name, first)
     # each provenance's place: the order of its first valid run, as a pass over them gives it
@@ -228,16 +242,77 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
         every = provenances.every()
         distinct = tuple(every[p] for p in sorted(renumber, key=renumber.__getitem__))
         placed = tuple(renumber[p] for p in valid_provenance)
+    changed, grouped = grown.done() if grown is not None else (None, tuple(groups.get(old.config, {}).values()))
     return _made(
-        old.config, ctx, old,
+        old.config, ctx, old, changed,
         keys=keys.done(), valid=valid.done(), newest_why=newest_why, newest_blocker=newest_blocker,
         trailing_invalid=trailing, valid_metrics=tuple(sorted(metrics)), valid_ns=tuple(sorted(ns)),
         invalid=(old.invalid if isinstance(old.invalid, Invalid) else Invalid.of(old.invalid)).appended(invalid),
         said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
-        groups=tuple(groups.get(old.config, {}).values()), unscaled=tuple(unscaled.items()),
+        groups=grouped, unscaled=tuple(unscaled.items()),
         provenances=distinct, valid_provenance=placed,
         newest_time=newest_time, untimed=untimed, untimed_valid=untimed_valid,
     )
+
+
+class _Groups:
+    """A config's groups of repeats while runs are added to them, the stored list not decoded:
+    a new run's group is found among the stored groups' JSON texts (each starts with its
+    provenance, as :func:`_encode` writes it), and changed or added there.  The base of a wide
+    investigation at a million runs has 21,000 groups; an add-run changes one."""
+
+    def __init__(self, old: Lazy, config: str, ctx: Context) -> None:
+        self.old, self.config, self.ctx = old, config, ctx
+        self.ignore = set(ctx.spec.ignore_provenance)
+        self.raws: Optional[list] = None  # the stored groups' texts, read when a run has a group
+        self.into: dict[str, dict] = {config: {}}  # the groups of the runs added, as they grow
+        self.place: dict[tuple, Optional[int]] = {}  # their provenance -> their place among the stored (None: new)
+
+    def add(self, run: RunRec, ok: bool) -> None:
+        """Put ``run`` (``ok``: it decides something) in its group, as :func:`repeat_groups` would."""
+        if not ok or self.ctx.spec.metric not in run.metrics:
+            return
+        prov = tuple(sorted((k, v) for k, v in run.provenance.items() if k not in self.ignore))
+        if prov not in self.place:
+            self.place[prov] = at = self._find(prov)
+            if at is not None:
+                from msgspec.json import decode
+
+                self.into[self.config][prov] = _group(decode(bytes(self.raws[at])))  # type: ignore[index]
+        repeat_groups([run], self.ctx, valid=ALL_VALID, into=self.into)
+
+    def _find(self, prov: tuple) -> Optional[int]:
+        from msgspec.json import encode
+
+        if self.raws is None:
+            self.raws = self.old.raws()
+        head = b"[" + encode(dict(prov)) + b","
+        n = len(head)
+        for i, raw in enumerate(self.raws):
+            if memoryview(raw)[:n] == head:
+                return i
+        return None
+
+    def done(self) -> tuple[dict, Sequence[Group]]:
+        """The groups changed or added, by provenance, and every group: the stored text with
+        the changed ones in their places and the new ones after them."""
+        from msgspec.json import encode
+
+        mine = self.into[self.config]
+        if not mine:
+            return {}, self.old
+        text = self.old.text
+        added = []
+        for prov, g in mine.items():
+            row = encode(_row(g)).decode()
+            at = self.place[prov]
+            if at is None:
+                added.append(row)
+            else:
+                text = text.replace(bytes(self.raws[at]).decode(), row, 1)  # type: ignore[index]
+        if added:
+            text = (text[:-1] + "," if text != "[]" else "[") + ",".join(added) + "]"
+        return mine, Lazy(text, _group)
 
 
 class _Distinct:
@@ -323,7 +398,7 @@ def _encode(f: ConfigFacts) -> list:
             # valid run when each records its own sha, read only by what looks into them
             _text(f.provenances, lambda: [dict(p) for p in f.provenances]), list(f.valid_provenance),
             [[w, first, count, list(ids)] for w, first, count, ids in f.said],
-            _text(f.groups, lambda: [[dict(prov), first, *lo, *hi] for prov, first, lo, hi in f.groups]),
+            _text(f.groups, lambda: [_row(g) for g in f.groups]),
             f.newest_time, f.untimed, f.untimed_valid]
 
 
@@ -336,6 +411,13 @@ def _text(value: Any, rows: Any) -> str:
 
 def _provenance(row: dict) -> tuple:
     return tuple(row.items())
+
+
+def _row(g: Group) -> list:
+    """A group of repeats as stored: its provenance as an object, then its first run's place,
+    its lowest run and its highest."""
+    prov, first, lo, hi = g
+    return [dict(prov), first, *lo, *hi]
 
 
 def _group(row: list) -> tuple:
