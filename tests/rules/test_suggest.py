@@ -144,3 +144,26 @@ rules:
 """
     ev = evaluate(inv(base=base, runs=[run("2", "probe", 0.9)]))
     assert [(s.recipe, s.kind) for s in ev.suggestions] == [("twin", "base"), ("child", "recipe")]  # tie: the missing run
+
+
+def test_a_rule_of_some_provenance_waits_for_its_reference_only_when_those_runs_have_data():
+    """A rule that selects a config's runs of some provenance asks for what its comparison
+    waits for (a reference without a value yet) when such a run has the number, and not
+    otherwise; with nothing to wait for, it asks for nothing either way."""
+    base = PARENT.replace("    good: {value: 0.944, n: 1319}\n", "    good: {config: nightly}\n")
+    base += """
+rules:
+  - id: py312
+    hypothesis: h
+    when: {config: probe, provenance: {python: "3.12"}, recovers: true}
+    then: confirmed
+"""
+    py = lambda v: {"provenance": {"python": v}}  # noqa: E731
+    asked = evaluate(inv(base=base, runs=[run("1", "probe", 0.9, **py("3.12"))]))
+    assert [(s.recipe, s.kind) for s in asked.suggestions if s.recipe == "nightly"] == [("nightly", "base")]
+    assert "(reference `good`, for rule `py312`)" in next(s for s in asked.suggestions if s.recipe == "nightly").why
+    other = evaluate(inv(base=base, runs=[run("1", "probe", 0.9, **py("3.11"))]))
+    assert "nightly" not in {s.recipe for s in other.suggestions}
+    valued = evaluate(inv(base=base.replace("    good: {config: nightly}\n", "    good: {value: 0.944, n: 1319}\n"),
+                          runs=[run("1", "probe", 0.9, **py("3.12"))]))
+    assert "nightly" not in {s.recipe for s in valued.suggestions}

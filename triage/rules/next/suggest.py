@@ -90,9 +90,12 @@ def _rule_waits(cond: Condition, ctx: Context) -> list[tuple[str, str, str]]:
         if cond.run is None and not cond.provenance:  # a config's runs: its facts say
             configs = [cond.config] if isinstance(cond.config, str) else list(cond.config or [])
             has = any(_has_data(ctx, c, metric) for c in configs)
-        else:
-            has = any(ctx.valid(r) and metric in r.metrics for r in ctx.select(cond))
-        return _missing(cond, ctx) if has else []
+            return _missing(cond, ctx) if has else []
+        # what it waits for first: mostly nothing, and then its runs need not be read
+        missing = _missing(cond, ctx)
+        if missing and any(ctx.valid(r) and metric in r.metrics for r in ctx.select(cond)):
+            return missing
+        return []
     return list(dict.fromkeys(w for sub in cond.parts() for w in _rule_waits(sub, ctx)))
 
 
