@@ -206,6 +206,12 @@ class Readings(dict):
 Group = tuple[tuple[tuple[str, str], ...], int, tuple[str, float, Optional[int]], tuple[str, float, Optional[int]]]
 
 
+def group_key(provenance: Mapping[str, str], ignore: set[str]) -> tuple[tuple[str, str], ...]:
+    """What a run's group of repeats is known by: its provenance as sorted pairs, less the
+    keys ``ignore_provenance`` names (``ignore``)."""
+    return tuple(sorted((k, v) for k, v in provenance.items() if k not in ignore))
+
+
 def ALL_VALID(run: RunRec) -> bool:
     """For :func:`repeat_groups`: the runs given are valid already (not asked again)."""
     return True
@@ -231,8 +237,7 @@ def repeat_groups(runs: Sequence[RunRec], ctx: Context, valid: Optional[Callable
             continue
         known = seen.get(id(r.provenance))
         if known is None:
-            known = seen[id(r.provenance)] = (r.provenance, tuple(sorted(
-                (k, v) for k, v in r.provenance.items() if k not in ignore)))
+            known = seen[id(r.provenance)] = (r.provenance, group_key(r.provenance, ignore))
         prov = known[1]
         if r.config != config:
             config = r.config
@@ -285,16 +290,14 @@ def repeat_warnings(config: str, groups: Mapping[tuple, Group], ctx: Context) ->
         if lo[0] == hi[0] and lo[1] == hi[1]:
             continue  # one run, or runs of one value
         pair = (hi[1], hi[2], lo[1], lo[2])
-        different = apart.get(pair)
-        if different is None:
-            high, low = ctx.measure_one(metric, hi[1], hi[2]), ctx.measure_one(metric, lo[1], lo[2])  # with its noise
-            assert high is not None and low is not None
-            different = apart[pair] = stats.shown_different(high, low, tolerance=ctx.tolerance,
-                                                             confidence=ctx.confidence)
-        if not different:
+        if apart.get(pair) is False:
             continue  # most groups: the words of a comparison are asked for those that disagree
-        high, low = ctx.measure_one(metric, hi[1], hi[2]), ctx.measure_one(metric, lo[1], lo[2])
+        high, low = ctx.measure_one(metric, hi[1], hi[2]), ctx.measure_one(metric, lo[1], lo[2])  # with its noise
         assert high is not None and low is not None
+        if pair not in apart:
+            apart[pair] = stats.shown_different(high, low, tolerance=ctx.tolerance, confidence=ctx.confidence)
+        if not apart[pair]:
+            continue
         c = stats.compare(high, low, margin=ctx.margin, tolerance=ctx.tolerance, confidence=ctx.confidence)
         if c.different and c.method != "exact":
             out.append((first, Warning_("repeats", (

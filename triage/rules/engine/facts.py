@@ -18,7 +18,7 @@ from triage.rules.engine import summary
 from triage.rules.engine.context import Context, _run_order
 from triage.rules.engine.keys import Invalid, Keys, Lazy
 from triage.rules.engine.memo import Codec
-from triage.rules.decisions.readings import ALL_VALID, Group, repeat_groups, repeat_warnings
+from triage.rules.decisions.readings import ALL_VALID, Group, group_key, repeat_groups, repeat_warnings
 from triage.rules.engine.records import RunRec
 
 
@@ -272,7 +272,7 @@ class _Groups:
         """Put ``run`` (``ok``: it decides something) in its group, as :func:`repeat_groups` would."""
         if not ok or self.ctx.spec.metric not in run.metrics:
             return
-        prov = tuple(sorted((k, v) for k, v in run.provenance.items() if k not in self.ignore))
+        prov = group_key(run.provenance, self.ignore)
         if prov not in self.place:
             self.place[prov] = at = self._find(prov)
             if at is not None:
