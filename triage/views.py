@@ -30,6 +30,13 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     evaluation without a helper is worked out a few configs' runs at a time
     (:func:`triage.rules.engine.evaluate.work_through`): for a caller that builds no
     view from them, such as an import."""
+    return _evaluate(s, inv, runs=runs, full=full, helper=helper, keep=keep, release=release, view=view)[:3]
+
+
+def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bool, release: bool,
+              view: bool) -> tuple[Any, Any, dict, bool]:
+    """:func:`evaluate`, and whether its pieces were every one found stored as they are (and no
+    others): a whole evaluation of what the stored one was derived from."""
     from triage.kb import pieces, snapshot, store
     from triage.kb.runsource import DbSource
     from triage.rules.engine.evaluate import evaluate
@@ -56,17 +63,18 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
     bundle.source.read_ahead(configs_again(memo, bundle.source.fingerprint))
     ev = evaluate(bundle, memo)
     if not keep:
-        return bundle, ev, {}
+        return bundle, ev, {}, False
     if release:
         bundle.source.release()
-    pieces.save(s, inv.id, memo)
+    wrote = pieces.save(s, inv.id, memo)
+    as_stored = not memo.stored and not wrote
     snapshot.note_definitions(s, inv.id)  # what tells the next report whether it will be whole
     changed = store.store_evaluation(s, inv.id, ev)
     if (memo.worked or changed) and not view:  # the stored view may be of other runs than its fingerprint says
         snapshot.drop(s, inv.id)
     if runs:  # every run in the bundle: it can be rendered after the session ends
         bundle.runs, bundle.source = bundle.source.all(), None
-    return bundle, ev, changed
+    return bundle, ev, changed, as_stored
 
 
 def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full: bool = False,
@@ -78,7 +86,14 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
 
     stored = keep and runs == DEFAULT_RUNS
     # the view reads its runs from the source
-    bundle, ev, changed = evaluate(s, inv, full=full, helper=helper, keep=keep, view=stored)
+    bundle, ev, changed, as_stored = _evaluate(s, inv, runs=False, full=full, helper=helper, keep=keep,
+                                               release=False, view=stored)
+    if stored and as_stored:
+        # a whole evaluation that found every piece as the stored one: the stored view, if it is
+        # of the same runs, rule files and code, is what a view built from it would be
+        kept = snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id))
+        if kept is not None:
+            return bundle, ev, changed, kept["model"]
     model = build(bundle, ev, runs_limit=runs)
     if stored:
         untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses

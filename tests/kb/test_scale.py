@@ -210,6 +210,17 @@ def _edit(cli, rng: random.Random, step: int, rules_dir: Path) -> None:
     assert r.code == 0, r.err
 
 
+def _without_view(kb: Path, to: Path) -> Path:
+    """A copy of ``kb`` without its stored view: a whole evaluation of it builds the view anew
+    (one that finds every piece as stored takes the stored view as it is)."""
+    import sqlite3
+
+    with sqlite3.connect(kb) as source, sqlite3.connect(to) as db:
+        source.backup(db)  # what the write-ahead log holds too
+        db.execute("DELETE FROM snapshot")
+    return to
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_stored_evaluation_equals_a_full_one_after_any_edits(cli, seeded: Path, seed: int) -> None:
     rng = random.Random(seed)
@@ -217,9 +228,37 @@ def test_a_stored_evaluation_equals_a_full_one_after_any_edits(cli, seeded: Path
         _edit(cli, rng, step, seeded)
         for fmt in ("json", "markdown"):
             kept = cli("report", "--pr", PR, "--format", fmt)
-            full = cli("report", "--pr", PR, "--format", fmt, "--full")
+            whole = _without_view(Path("kb.sqlite"), Path(f"whole-{step}-{fmt}.sqlite"))  # a file no engine has open
+            full = cli("--db", str(whole), "report", "--pr", PR, "--format", fmt, "--full")
             assert kept.code == full.code == 0, kept.err + full.err
             assert kept.out == full.out, f"step {step}"
+
+
+def test_a_whole_evaluation_that_finds_every_piece_stored_takes_the_stored_view(cli, seeded: Path,
+                                                                                 monkeypatch) -> None:
+    import sqlite3
+
+    import triage.render.report as report
+
+    before = cli("report", "--pr", PR, "--format", "json").out
+    built = []
+    real = report.build
+    monkeypatch.setattr(report, "build", lambda *a, **k: built.append(1) or real(*a, **k))
+    assert cli("report", "--pr", PR, "--format", "json", "--full").out == before
+    assert built == []
+    # a piece stored otherwise than a whole evaluation finds it: the view is built again
+    with sqlite3.connect("kb.sqlite") as db:
+        db.execute("DELETE FROM evaluationpiece WHERE name = (SELECT max(name) FROM evaluationpiece)")
+    assert cli("report", "--pr", PR, "--format", "json", "--full").out == before
+    assert built == [1]
+    # and so it is without a stored view of these runs
+    assert cli("add-run", "--pr", PR, "--run-id", "77", "--config", "kimik26-fp8-1k1k-1p1d", "--status", "failed",
+               "--metric", "gsm8k=0.88/1319").code == 0
+    built.clear()
+    with sqlite3.connect("kb.sqlite") as db:
+        db.execute("DELETE FROM snapshot")
+    after = cli("report", "--pr", PR, "--format", "json", "--full")
+    assert after.code == 0 and built == [1] and after.out != before
 
 
 def test_an_unchanged_knowledge_base_is_not_evaluated_again(cli, seeded: Path, monkeypatch) -> None:

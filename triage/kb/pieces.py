@@ -80,9 +80,10 @@ class _Later:
         return self._texts
 
 
-def save(s: Session, iid: str, memo: Memo) -> None:
+def save(s: Session, iid: str, memo: Memo) -> bool:
     """Keep this evaluation's pieces: those worked out anew replace their old
-    selves, those no longer part of it go."""
+    selves, those no longer part of it go.  Whether anything was written: False when
+    every piece was found stored as it is, and no other piece was stored."""
     if not memo.stored:  # everything was worked out (a first evaluation, a new key, or --full)
         stored, same = _as_stored(s, iid, memo)
         names = [KEY, *memo.pieces]
@@ -93,7 +94,7 @@ def save(s: Session, iid: str, memo: Memo) -> None:
         stale = [row for n in names + [n for n in memo.stored if n not in memo.pieces] for row in _row_names(n)]
     # A few megabytes at a time: the pieces of a large investigation name many runs,
     # and all of their data at once would be the evaluation's peak of memory.
-    rows, size = [], 0
+    rows, size, wrote = [], 0, bool(stale)
     for n in names:
         if same and all(row in same for row in _row_names(n)):
             continue  # stored as it is: not encoded again
@@ -104,8 +105,9 @@ def save(s: Session, iid: str, memo: Memo) -> None:
             size += len(data)
         if size > BATCH:
             _write(s, iid, stale, rows)
-            stale, rows, size = [], [], 0
+            stale, rows, size, wrote = [], [], 0, True
     _write(s, iid, stale, rows)
+    return wrote or bool(rows)
 
 
 def _rows(memo: Memo, name: str) -> list[tuple[str, str, bytes]]:
