@@ -170,3 +170,28 @@ def _configs_read_of(kind: str, what: str) -> frozenset:
     from triage.rules.engine.evaluate import _configs_read
 
     return _configs_read(([[kind, what, ""]], None))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 6])  # shapes with a rule over a recipe and an ad hoc config
+def test_a_rule_over_several_configs_compared_with_the_base_reads_none_of_their_runs(seed: int) -> None:
+    """A rule of a recipe and an ad hoc config (``config: [A, B]``) worked out again because its
+    base changed takes their pools and facts, as a prediction does: from the second run added
+    to the base on (the first pools them), none of their runs is read, and it says, to the
+    byte, what a whole evaluation says."""
+    inv, records = wide_investigation(seed, 400)
+    rules = [r for r in inv.rules if isinstance(r.when.config, list) and len(r.when.config) > 1]
+    assert rules, "the shape has a rule over several configs"
+    over = {c for rule in rules for c in rule.when.config}
+    memo = Memo()
+    runs = list(records)
+    evaluate(replace(inv, runs=runs), memo)
+    for step in range(3):
+        runs = _added(inv, runs, inv.spec.base, 0.881 + step / 1000)
+        runs[-1] = replace(runs[-1], run_id=f"9999{step}", time=f"2027-01-0{step + 1}T00:00:00+00:00")
+        source = _Counting(runs)
+        memo = through_storage(memo)
+        got = evaluate(replace(inv, source=source), memo)
+        read = set(source.whole)  # by the evaluation (what it says is read from the source after)
+        assert {f"r:{rule.id}" for rule in rules} <= set(memo.worked)  # compared with the base: again
+        assert not step or not over & read, sorted(over & read)
+        assert outcome_of(got) == outcome_of(evaluate(replace(inv, runs=runs)))

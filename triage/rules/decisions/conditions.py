@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from triage.rules.decisions import stats
 from triage.rules.engine.chained import Chained, Part, merged
@@ -364,34 +364,55 @@ _COMPARING = {"metric", "at_least", "below", "between", "same_as", "differs_from
               "better_than", "worse_than", "no_worse_than", "margin"}
 
 
-def compares_only(cond: Condition, ctx: Context) -> bool:
-    """Whether ``cond`` only compares the runs it is given (no selector, status, count, bisect
-    or parts), of a metric of values, in an investigation without subjects: then
-    :func:`compare_pooled` says what :func:`evaluate_condition` would."""
-    return (ctx.spec.subject is None and cond.model_fields_set <= _COMPARING and bool(cond.comparisons())
+def compares_only(cond: Condition, ctx: Context, *, configs: bool = False) -> bool:
+    """Whether ``cond`` only compares the runs it is given (``configs``: or those of the configs
+    it names; no other selector, status, count, bisect or parts), of a metric of values, in an
+    investigation without subjects: then :func:`compare_pooled` says what
+    :func:`evaluate_condition` would."""
+    fields = cond.model_fields_set - {"config"} if configs and cond.config is not None else cond.model_fields_set
+    return (ctx.spec.subject is None and fields <= _COMPARING and bool(cond.comparisons())
             and (cond.metric or ctx.spec.metric) != FAIL_RATE)
 
 
-def compare_pooled(cond: Condition, ctx: Context, config: str, invalid: list[tuple[str, str, str]]) -> Result:
-    """:func:`evaluate_condition` of a node that :func:`compares_only`, given one config's runs:
-    from the config's pool (:meth:`Context.pool`: kept as a piece, it reads none of them) and
-    its runs that decide nothing (``invalid``: key, config and why in brief, in the order
-    recorded).  A recipe's prediction worked out again because its base changed then reads
-    none of the recipe's runs."""
+def compare_pooled(cond: Condition, ctx: Context, configs: Sequence[str], invalid: list[tuple[str, str, str]]) -> Result:
+    """:func:`evaluate_condition` of a node that :func:`compares_only`, given the runs of
+    ``configs`` (one after the other, as a selector of them reads them): from each config's
+    pool (:meth:`Context.pool`: kept as a piece, it reads none of them) and their runs that decide
+    nothing (``invalid``: key, config and why in brief, in the same order).  A recipe's
+    prediction, or a rule of some configs, worked out again because its base changed then reads
+    none of their runs."""
     metric = cond.metric or ctx.spec.metric
-    count, _, m, label, keys, piece = ctx.pool(Selector.model_construct(config=config), metric)
-    s = None
-    if count:
-        assert m is not None
-        label = label if metric == ctx.spec.metric else f"{label} {metric}"
-        s = _Subject(cond, ctx, metric, m, label, ctx.shown(m, metric), keys, ctx.direction(metric),
-                     ctx.settings(metric).n_max, piece=piece)
+    s = _pooled_subject(cond, ctx, configs, metric)
     results = [_compared(cond, s)]
     out = Result(_and(results))
     _merge(out, results)
     merged_invalid = set(out.invalid)
     out.invalid = [x for x in invalid if x not in merged_invalid] + out.invalid
     return out
+
+
+def _pooled_subject(cond: Condition, ctx: Context, configs: Sequence[str], metric: str) -> Optional[_Subject]:
+    """:func:`_subject` of the valid runs of ``configs`` with ``metric``, from their pools."""
+    if len(configs) == 1:
+        count, _, m, label, keys, piece = ctx.pool(Selector.model_construct(config=configs[0]), metric)
+    else:
+        kept = ctx.kept_pools(configs, metric)
+        if kept is None:  # not kept as pieces: the runs themselves
+            return _subject(cond, ctx, [r for r in ctx.select(Selector.model_construct(config=list(configs)))
+                                        if ctx.valid(r)])
+        kept = [(p, name) for p, name in kept if p.count]
+        count = sum(p.count for p, _ in kept)
+        if count:  # the values in the order a selector of the configs reads them, as _subject pools them
+            m = ctx.measure_values([v for p, _ in kept for v in p.values], {n for p, _ in kept for n in p.ns}, metric)
+            label = ctx.label_of(sorted(p.config for p, _ in kept), count)
+            keys, piece = (kept[0][0].keys, kept[0][1]) if len(kept) == 1 else (
+                merged([(name, p.keys) for p, name in kept]), None)
+    if not count:
+        return None
+    assert m is not None
+    label = label if metric == ctx.spec.metric else f"{label} {metric}"
+    return _Subject(cond, ctx, metric, m, label, ctx.shown(m, metric), keys, ctx.direction(metric),
+                    ctx.settings(metric).n_max, piece=piece)
 
 
 def _compare(cond: Condition, ctx: Context, valid: list[RunRec]) -> Result:

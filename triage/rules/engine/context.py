@@ -288,6 +288,20 @@ class Context:
         return (len(runs), True, self.measure(runs, metric), self.label(runs, counted=metric == FAIL_RATE),
                 list(dict.fromkeys(r.key for r in runs)), None)
 
+    def kept_pools(self, configs: Sequence[str], metric: str) -> Optional[list[tuple[Any, Optional[str]]]]:
+        """Each config's pool of its valid runs with ``metric`` kept as a piece (a
+        :class:`triage.rules.engine.pools.Pooled` and the piece's name), what each read noted
+        for the piece that asks; None when they are not kept (:func:`triage.rules.engine.pools.config_of`)."""
+        out = []
+        for config in configs:
+            sel = Selector.model_construct(config=config)
+            self.pool(sel, metric)
+            kept = self._pools[repr((sel.config, sel.run, sel.provenance, metric))]
+            if kept._kept is None:
+                return None
+            out.append((kept._kept, kept.piece))
+        return out
+
     def _new_pool(self, sel: Selector, metric: str) -> "Pool":
         from triage.rules.engine import pools
 
@@ -349,10 +363,13 @@ class Context:
 
     def label(self, runs: Sequence[RunRec], counted: bool = False) -> str:
         """The runs' config(s), with how many runs were pooled unless the value shows its counts."""
-        configs = sorted({r.config for r in runs})
+        return self.label_of(sorted({r.config for r in runs}), len(runs), counted)
+
+    def label_of(self, configs: Sequence[str], count: int, counted: bool = False) -> str:
+        """:meth:`label` of ``count`` runs of ``configs`` (sorted)."""
         if len(configs) == 1:
             text = self.short(configs[0])
-            return text if len(runs) == 1 or counted else f"{text} (×{len(runs)})"
+            return text if count == 1 or counted else f"{text} (×{count})"
         return ", ".join(self.short(c) for c in configs)
 
     @staticmethod

@@ -123,7 +123,9 @@ def _runs(res: Result) -> Any:
 
 
 def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
-    res = evaluate_condition(rule.when, ctx, None)
+    res = _pooled_rule(rule.when, ctx)
+    if res is None:
+        res = evaluate_condition(rule.when, ctx, None)
     items = _invalid_items(rule.hypothesis, rule.id, res, ctx)
     if res.value is V.TRUE:
         summary = _render_because(rule.because, ctx, res) if rule.because else None
@@ -139,6 +141,19 @@ def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
     return items
 
 
+def _pooled_rule(cond: Condition, ctx: Context) -> Optional[Result]:
+    """A rule that only compares the runs of the configs it names, worked out again (pieces of an
+    earlier evaluation at hand): from their pools and facts, as a prediction is, reading none
+    of their runs (a rule over a recipe and an ad hoc config, worked out again because its base
+    changed).  None for any other rule, or in a whole evaluation."""
+    configs = [cond.config] if isinstance(cond.config, str) else list(cond.config or ())
+    if not (configs and ctx.memo.stored and ctx.memo.keep and ctx.whole and len(set(configs)) == len(configs)
+            and compares_only(cond, ctx, configs=True)):
+        return None
+    invalid = [(key, config, why) for config in configs for _, key, why in facts(config, ctx).invalid]
+    return compare_pooled(cond, ctx, configs, invalid)
+
+
 def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) -> list[EvidenceItem]:
     cond, recovery, desc = _prediction_condition(pred, recipe)
     # Worked out again (pieces of an earlier evaluation at hand), a prediction that only compares
@@ -146,7 +161,7 @@ def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) 
     # whole evaluation reads them, as cheap as pooling them, and keeps no pool it may not need.
     if ctx.memo.stored and compares_only(cond, ctx):
         invalid = [(key, recipe.id, why) for _, key, why in facts(recipe.id, ctx).invalid]
-        res = compare_pooled(cond, ctx, recipe.id, invalid)
+        res = compare_pooled(cond, ctx, [recipe.id], invalid)
     else:
         res = evaluate_condition(cond, ctx, list(ctx.by_config.get(recipe.id, [])))
     rule = f"predicts:{recipe.id}"
