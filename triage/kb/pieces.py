@@ -5,7 +5,6 @@ numbers, as JSON holds them, decoded the same)."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Callable, Optional
 
 from msgspec.msgpack import decode as unpack
@@ -131,31 +130,20 @@ def _row_names(name: str) -> list[str]:
 def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
     """The rows stored for ``iid``, and those of them that ``memo`` holds the same: a whole
     evaluation of what was evaluated leaves them as they are, not deleted and written again.
-    Read one at a time (a wide investigation's are tens of megabytes); of a piece whose long
-    texts are kept apart, the row not at hand is compared by its digest."""
+    Read a few at a time (a wide investigation's are tens of megabytes): the pieces' own rows,
+    then those of their long texts kept apart, each compared with its piece encoded again."""
     t = tables.EvaluationPiece
-    stored, same, seen = [], set(), set()
-    digests: dict[str, bytes] = {}  # a row not read yet of a piece encoded already -> its digest
-    q = select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid)
-    for name, reads, data in s.execute(q, execution_options={"yield_per": 8}):  # eight rows held at a time
-        stored.append(name)
-        seen.add(name)
-        piece = name[len(APART_ROW):] if name.startswith(APART_ROW) else name
-        if name in digests:
-            if digests.pop(name) == _digest(reads, bytes(data)):
-                same.add(name)
-        elif piece == KEY or piece in memo.pieces:
-            for row, mine, kept in _rows(memo, piece):
-                if row == name:
-                    if (mine, kept) == (reads, bytes(data)):
-                        same.add(name)
-                elif row not in seen:
-                    digests[row] = _digest(mine, kept)
+    stored, same = [], set()
+    first = func.substr(t.c.name, 1, 1)
+    for rows in (first != APART_ROW, first == APART_ROW):
+        q = select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid, rows)
+        for name, reads, data in s.execute(q, execution_options={"yield_per": 8}):  # eight rows held at a time
+            stored.append(name)
+            piece = name[len(APART_ROW):] if name.startswith(APART_ROW) else name
+            if piece == KEY or piece in memo.pieces:
+                if any(row == name and (mine, kept) == (reads, bytes(data)) for row, mine, kept in _rows(memo, piece)):
+                    same.add(name)
     return stored, same
-
-
-def _digest(reads: str, data: bytes) -> bytes:
-    return hashlib.blake2b(reads.encode() + b"\0" + data, digest_size=32).digest()
 
 
 def _write(s: Session, iid: str, stale: list[str], rows: list[dict]) -> None:
