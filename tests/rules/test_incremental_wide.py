@@ -112,3 +112,22 @@ def test_the_confound_warnings_are_kept_with_each_recipes_confounds(monkeypatch)
     monkeypatch.setattr(Confounds, "groups", lambda self: regrouped.append(1) or plain(self))
     again = evaluate(replace(inv, runs=list(records)), through_storage(memo))
     assert [w for w in again.warnings if w.kind == "confound"] == said and not regrouped
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([1, 2, 6]), st.lists(edit, min_size=2, max_size=6))
+def test_a_rule_over_several_configs_pooled_equals_a_whole_evaluation(seed: int, edits: list) -> None:
+    """Edits to the runs a rule over several configs reads (its configs' and its base's),
+    one after another: the rule worked out again from the configs' pools and facts says, at
+    every step, to the byte, what a whole evaluation says."""
+    inv, records = wide_investigation(seed, 400)
+    rules = [r for r in inv.rules if isinstance(r.when.config, list) and len(r.when.config) > 1]
+    read = {c for r in rules for c in r.when.config} | {inv.spec.base}
+
+    def apply(runs: list, e: tuple, step: int) -> list:
+        # the edit's run among those the rules read (the index counted in them)
+        at = [i for i, r in enumerate(runs) if r.config in read]
+        return _apply(runs, (e[0], at[e[1] % len(at)], *e[2:]), step)
+
+    assert rules
+    edited_alike(inv, list(records), edits, apply)

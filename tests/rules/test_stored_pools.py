@@ -195,3 +195,22 @@ def test_a_rule_over_several_configs_compared_with_the_base_reads_none_of_their_
         assert {f"r:{rule.id}" for rule in rules} <= set(memo.worked)  # compared with the base: again
         assert not step or not over & read, sorted(over & read)
         assert outcome_of(got) == outcome_of(evaluate(replace(inv, runs=runs)))
+
+
+def test_a_rule_over_several_configs_one_of_them_without_a_valid_run_reads_as_a_whole_evaluation() -> None:
+    """Of a rule's configs, one has no valid run (all excluded): the pooled runs are those of
+    the other, labelled as one config's (with their count), as a whole evaluation says."""
+    inv, records = wide_investigation(1, 400)
+    rule = next(r for r in inv.rules if isinstance(r.when.config, list) and len(r.when.config) > 1)
+    gone = rule.when.config[-1]
+    runs = [replace(r, excluded=True, excluded_reason="drained node") if r.config == gone else r for r in records]
+    assert any(r.config == gone for r in runs) and any(r.config == rule.when.config[0] for r in runs)
+    memo = Memo()
+    evaluate(replace(inv, runs=runs), memo)
+    for step in range(2):
+        runs = _added(inv, runs, inv.spec.base, 0.881 + step / 1000)
+        runs[-1] = replace(runs[-1], run_id=f"9999{step}", time=f"2027-01-0{step + 1}T00:00:00+00:00")
+        memo = through_storage(memo)
+        got = evaluate(replace(inv, runs=runs), memo)
+        assert f"r:{rule.id}" in memo.worked
+        assert outcome_of(got) == outcome_of(evaluate(replace(inv, runs=runs)))
