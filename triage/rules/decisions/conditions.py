@@ -396,11 +396,7 @@ def _pooled_subject(cond: Condition, ctx: Context, configs: Sequence[str], metri
     if len(configs) == 1:
         count, _, m, label, keys, piece = ctx.pool(Selector.model_construct(config=configs[0]), metric)
     else:
-        kept = ctx.kept_pools(configs, metric)
-        if kept is None:  # not kept as pieces: the runs themselves
-            return _subject(cond, ctx, [r for r in ctx.select(Selector.model_construct(config=list(configs)))
-                                        if ctx.valid(r)])
-        kept = [(p, name) for p, name in kept if p.count]
+        kept = [(p, name) for p, name in ctx.kept_pools(configs, metric) if p.count]
         count = sum(p.count for p, _ in kept)
         if count:  # the values in the order a selector of the configs reads them, as _subject pools them
             m = ctx.measure_values([v for p, _ in kept for v in p.values], {n for p, _ in kept for n in p.ns}, metric)

@@ -288,17 +288,15 @@ class Context:
         return (len(runs), True, self.measure(runs, metric), self.label(runs, counted=metric == FAIL_RATE),
                 list(dict.fromkeys(r.key for r in runs)), None)
 
-    def kept_pools(self, configs: Sequence[str], metric: str) -> Optional[list[tuple[Any, Optional[str]]]]:
+    def kept_pools(self, configs: Sequence[str], metric: str) -> list[tuple[Any, Optional[str]]]:
         """Each config's pool of its valid runs with ``metric`` kept as a piece (a
         :class:`triage.rules.engine.pools.Pooled` and the piece's name), what each read noted
-        for the piece that asks; None when they are not kept (:func:`triage.rules.engine.pools.config_of`)."""
+        for the piece that asks; only where pools are kept (:func:`triage.rules.engine.pools.kept_here`)."""
         out = []
         for config in configs:
             sel = Selector.model_construct(config=config)
             self.pool(sel, metric)
             kept = self._pools[repr((sel.config, sel.run, sel.provenance, metric))]
-            if kept._kept is None:
-                return None
             out.append((kept._kept, kept.piece))
         return out
 

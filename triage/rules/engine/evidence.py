@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Optional
 
 from triage.rules.decisions.conditions import compare_pooled, compares_only, statuses
+from triage.rules.engine import pools
 from triage.rules.engine.context import Context
 from triage.rules.engine.facts import facts
 from triage.rules.engine.keys import Keys
@@ -147,8 +148,8 @@ def _pooled_rule(cond: Condition, ctx: Context) -> Optional[Result]:
     of their runs (a rule over a recipe and an ad hoc config, worked out again because its base
     changed).  None for any other rule, or in a whole evaluation."""
     configs = [cond.config] if isinstance(cond.config, str) else list(cond.config or ())
-    if not (configs and ctx.memo.stored and ctx.memo.keep and ctx.whole and len(set(configs)) == len(configs)
-            and compares_only(cond, ctx, configs=True)):
+    if not (configs and ctx.memo.stored and len(set(configs)) == len(configs) and compares_only(cond, ctx, configs=True)
+            and pools.kept_here(ctx, cond.metric or ctx.spec.metric)):
         return None
     invalid = [(key, config, why) for config in configs for _, key, why in facts(config, ctx).invalid]
     return compare_pooled(cond, ctx, configs, invalid)

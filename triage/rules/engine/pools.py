@@ -108,12 +108,18 @@ def config_of(ctx: "Context", sel: "Selector", metric: str) -> Optional[str]:
     """The config whose pool ``sel`` asks for, if it is kept as a piece: one config, no run ids
     or provenance, a metric of values (a fail rate counts outcomes), in an evaluation that
     keeps its pieces, of the whole investigation (not one subject's runs)."""
-    from triage.rules.engine.context import FAIL_RATE
-
-    if (isinstance(sel.config, str) and sel.run is None and not sel.provenance and metric != FAIL_RATE
-            and ctx.memo.keep and ctx.whole):
+    if isinstance(sel.config, str) and sel.run is None and not sel.provenance and kept_here(ctx, metric):
         return sel.config
     return None
+
+
+def kept_here(ctx: "Context", metric: str) -> bool:
+    """Whether a config's pool of ``metric`` is kept as a piece in this evaluation: a metric of
+    values (a fail rate counts outcomes), an evaluation that keeps its pieces, of the whole
+    investigation (not one subject's runs)."""
+    from triage.rules.engine.context import FAIL_RATE
+
+    return metric != FAIL_RATE and ctx.memo.keep and ctx.whole
 
 
 def pooled(ctx: "Context", config: str, metric: str) -> tuple[Pooled, str]:
