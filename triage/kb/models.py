@@ -319,6 +319,18 @@ class Snapshot(_Table, table=True):
     similar: Optional[str] = None  # "Seen elsewhere", JSON text
 
 
+class SnapshotPart(_Table, table=True):
+    """One of a stored view's long lists (its hypotheses, experiments, bisects, warnings),
+    kept apart from the rest of it (``Snapshot.data``), which names it by ``digest``: a
+    view that differs from the stored one in its headline and run count alone writes its
+    small part again, not megabytes (SQLite writes a row whole, however little changed)."""
+
+    investigation_id: str = Field(foreign_key="investigation.id", primary_key=True)
+    name: str = Field(primary_key=True)
+    digest: str
+    data: str  # JSON text
+
+
 class EvaluationPiece(_Table, table=True):
     """A piece of an investigation's last evaluation (a rule's evidence, a bisect's
     state, what one config's runs say), with what it read and the fingerprints of

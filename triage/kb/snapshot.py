@@ -19,6 +19,10 @@ What is checked, and why it is enough:
   for the package's files (else the size and modification time of every
   module of the package and of the shipped templates).
 
+The view is kept in parts (:func:`write`): its long lists each in a row of their
+own, named by the digest of their text, so that a view that differs from the stored
+one in a few small fields writes those, not megabytes again.
+
 An import may replace a run with a record older than its config's newest
 run, which only the sum of write times shows: an evaluation that re-derived
 anything or changed a status drops the stored view as well (:func:`drop`), and
@@ -106,6 +110,15 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
     from msgspec.json import decode
 
     data = decode(row[1])  # a view of thousands of items: in C, 2-3 times json.loads's speed
+    named = data.pop(PARTS, None)
+    if named:
+        p = tables.SnapshotPart
+        kept = {name: (digest, text) for name, digest, text in s.execute(
+            select(p.c.name, p.c.digest, p.c.data).where(p.c.investigation_id == iid))}
+        if any(kept.get(name, ("",))[0] != digest for name, digest in named.items()):
+            return None  # a part it names is not kept as it was: no stored view
+        for name in named:
+            data["model"][name] = decode(kept[name][1])
     data["others"] = row[4] or ""  # "": no evaluation has stored a version yet
     if row[2] is not None and row[2] == data["others"] and row[3] is not None:
         data["similar"] = json.loads(row[3])
@@ -132,32 +145,63 @@ def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -
     s.execute(update(t).where(t.c.investigation_id == iid).values(others=version, similar=text))
 
 
+#: The view's long lists, each kept as a part of its own (:func:`write`).
+LONG = ("hypotheses", "experiments", "bisects", "warnings", "engine_warnings")
+PARTS = "parts"  # what the stored view names its parts by: name -> digest of its text
+
+
 def write(s: Session, iid: str, fp: str, data: Any) -> None:
-    """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``."""
-    from triage.kb.db import now
+    """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``.
 
-    from sqlalchemy import insert
-
+    The view's long lists (:data:`LONG`) are kept apart, each under the digest of
+    its text, and written only when that differs: after a run is added, most of a
+    view of thousands of items is what it was."""
     from msgspec.json import encode
 
     # compact and non-ASCII as itself, as json.dumps(..., ensure_ascii=False, separators=(",", ":"))
     # would write it (its floats spelled its own way), in C: 4 times its speed on a view of thousands of items
-    text = encode(data).decode()
+    model = data["model"]
+    parts = {name: encode(model[name]) for name in LONG if name in model}
+    named = {name: hashlib.blake2b(text, digest_size=16).hexdigest() for name, text in parts.items()}
+    head = {**data, "model": {k: (None if k in parts else v) for k, v in model.items()}, PARTS: named}
+    _write_parts(s, iid, parts, named)
+    text = encode(head).decode()
     t = tables.Snapshot  # as columns: an add-run stores the view and maps no table
     mine = t.c.investigation_id == iid
-    if (s.execute(select(t.c.fingerprint).where(mine)).scalar() == fp  # its text read only then
-            and s.execute(select(t.c.data).where(mine)).scalar() == text):
+    if s.execute(select(t.c.fingerprint, t.c.data).where(mine)).first() == (fp, text):
         return  # the view stored is this one (a whole evaluation of what was evaluated): kept, not written again
+    from sqlalchemy import insert
+
+    from triage.kb.db import now
+
     # "Seen elsewhere" is computed again for a new evaluation.  Deleted, then inserted: an
     # update that finds no row (an evaluation that changed something dropped it) would
-    # still hand the driver the whole text, megabytes for a wide investigation.
+    # still hand the driver the whole text.
     drop(s, iid)
     s.execute(insert(t).values(investigation_id=iid, fingerprint=fp, at=now(), data=text, others=None, similar=None))
 
 
+def _write_parts(s: Session, iid: str, parts: dict[str, bytes], named: dict[str, str]) -> None:
+    """Keep each part of ``parts`` whose digest (``named``) differs from the one kept, and
+    no other: a part is a row of its own, written whole or not at all."""
+    from sqlalchemy import delete, insert
+
+    p = tables.SnapshotPart
+    mine = p.c.investigation_id == iid
+    kept = dict(s.execute(select(p.c.name, p.c.digest).where(mine)).all())
+    stale = [name for name in kept if named.get(name) != kept[name]]
+    if stale:
+        s.execute(delete(p).where(mine, p.c.name.in_(stale)))
+    for name, text in parts.items():
+        if kept.get(name) != named[name]:
+            s.execute(insert(p).values(investigation_id=iid, name=name, digest=named[name], data=text.decode()))
+
+
 def drop(s: Session, iid: str) -> None:
     """Forget the stored evaluation of ``iid``: what it was derived from changed
-    in a way its fingerprint may not show (a run replaced by an older record)."""
+    in a way its fingerprint may not show (a run replaced by an older record).  Its
+    parts stay: only a stored view that names them by their digests reads them, and the
+    next one written keeps those it names again as they are."""
     from sqlalchemy import delete
 
     t = tables.Snapshot
