@@ -78,9 +78,13 @@ def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bo
 
 
 def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full: bool = False,
-                  helper: Any = None, keep: bool = True) -> tuple[Any, Any, dict, dict]:
+                  helper: Any = None, keep: bool = True, read: bool = True) -> tuple[Any, Any, dict, dict]:
     """:func:`evaluate`, and the view model with the newest ``runs`` runs, kept
-    for the next report of an unchanged knowledge base (unless ``keep=False``)."""
+    for the next report of an unchanged knowledge base (unless ``keep=False``).
+
+    A long list of the stored view made of what this one's would be is kept as it is, not
+    built again (unless ``full``); ``read=False``: the caller does not read the model, and
+    such a list stays :class:`~triage.render.model.Kept` in it."""
     from triage.kb import snapshot
     from triage.render.report import build
 
@@ -94,12 +98,37 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
         kept = snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id))
         if kept is not None:
             return bundle, ev, changed, kept["model"]
-    model = build(bundle, ev, runs_limit=runs)
-    if stored:
-        untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses
-                    if h.id in ev.untested]
-        snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested})
-    return bundle, ev, changed, model
+    if not stored:
+        return bundle, ev, changed, build(bundle, ev, runs_limit=runs)
+    from triage.render.basis import digests
+
+    made_of = digests(bundle, ev)
+    same = [] if full else _keepable(s, inv.id, ev, made_of)
+    model = build(bundle, ev, runs_limit=runs, keep=same)
+    untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses
+                if h.id in ev.untested]
+    snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested},
+                   snapshot.basis(s, inv.id, made_of))
+    return bundle, ev, changed, snapshot.kept_parts(s, inv.id, model) if same and read else model
+
+
+def _keepable(s: Any, iid: str, ev: Any, made_of: dict[str, str]) -> list[str]:
+    """The long lists of the stored view that a build would make as they are
+    (:func:`triage.kb.snapshot.keepable`), unless a run added since is one the evaluation
+    names without having read it (manual evidence, a warning): a list that names it
+    would now find it."""
+    from triage.kb import snapshot
+
+    same, added = snapshot.keepable(s, iid, made_of)
+    if not same or not added:
+        return same
+    keys = {f"{run_id}/{config}" for run_id, config in added}
+    if any(key.count("/") != 1 for key in keys):  # a key that splits one way only
+        return []
+    if any(e.rule == "manual" and not keys.isdisjoint(e.runs) for e in ev.evidence):
+        return []
+    heads = tuple(f"{run_id} (" for run_id, _ in added) + tuple(f"run {run_id} (" for run_id, _ in added)
+    return [] if any(w.message.startswith(heads) for w in ev.warnings) else same
 
 
 def model(s: Any, inv: Any, *, runs: Optional[int] = DEFAULT_RUNS, full: bool = False, helper: Any = None,

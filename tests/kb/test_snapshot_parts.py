@@ -24,12 +24,12 @@ def _parts(url: str) -> dict[str, str]:
 
 
 def test_an_add_run_that_changes_the_headline_alone_writes_no_long_list_again(cli, rules_dir, url) -> None:
-    from triage.kb import snapshot
+    from triage.render.model import LONG
 
     assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
     before = cli("--db", url, "report", "--pr", PR, "--format", "json")
     parts = _parts(url)
-    assert sorted(parts) == sorted(snapshot.LONG)
+    assert sorted(parts) == sorted(LONG)
     with recorded() as sent:
         r = cli("--db", url, "add-run", "--pr", PR, "--run-id", "77", "--config", BASE, "--status", "failed",
                 "--metric", "gsm8k=0.88/1319")

@@ -110,6 +110,7 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
     from msgspec.json import decode
 
     data = decode(row[1])  # a view of thousands of items: in C, 2-3 times json.loads's speed
+    data.pop(BASIS, None)
     named = data.pop(PARTS, None)
     if named:
         p = tables.SnapshotPart
@@ -145,26 +146,27 @@ def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -
     s.execute(update(t).where(t.c.investigation_id == iid).values(others=version, similar=text))
 
 
-#: The view's long lists, each kept as a part of its own (:func:`write`).
-LONG = ("hypotheses", "experiments", "bisects", "warnings", "engine_warnings")
 PARTS = "parts"  # what the stored view names its parts by: name -> digest of its text
+BASIS = "basis"  # what it was made of (:func:`basis`)
 
 
-def write(s: Session, iid: str, fp: str, data: Any) -> None:
-    """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``.
+def write(s: Session, iid: str, fp: str, data: Any, basis: Optional[dict] = None) -> None:
+    """Store ``data`` (JSON-ready) as the evaluation of ``iid`` derived from ``fp``, made of
+    ``basis`` (:func:`basis`).
 
-    The view's long lists (:data:`LONG`) are kept apart, each under the digest of
-    its text, and written only when that differs: after a run is added, most of a
-    view of thousands of items is what it was."""
+    The view's long lists (:data:`triage.render.model.LONG`) are kept apart, each under the
+    digest of its text, and written only when that differs: after a run is added, most of a
+    view of thousands of items is what it was.  A list the view holds as
+    :class:`~triage.render.model.Kept` is the one stored, kept as it is."""
     from msgspec.json import encode
 
+    model = data["model"]
+    named = _write_parts(s, iid, model)
+    head = {**data, "model": {k: (None if k in named else v) for k, v in model.items()}, PARTS: named}
+    if basis is not None:
+        head[BASIS] = basis
     # compact and non-ASCII as itself, as json.dumps(..., ensure_ascii=False, separators=(",", ":"))
     # would write it (its floats spelled its own way), in C: 4 times its speed on a view of thousands of items
-    model = data["model"]
-    parts = {name: encode(model[name]) for name in LONG if name in model}
-    named = {name: hashlib.blake2b(text, digest_size=16).hexdigest() for name, text in parts.items()}
-    head = {**data, "model": {k: (None if k in parts else v) for k, v in model.items()}, PARTS: named}
-    _write_parts(s, iid, parts, named)
     text = encode(head).decode()
     t = tables.Snapshot  # as columns: an add-run stores the view and maps no table
     mine = t.c.investigation_id == iid
@@ -181,20 +183,113 @@ def write(s: Session, iid: str, fp: str, data: Any) -> None:
     s.execute(insert(t).values(investigation_id=iid, fingerprint=fp, at=now(), data=text, others=None, similar=None))
 
 
-def _write_parts(s: Session, iid: str, parts: dict[str, bytes], named: dict[str, str]) -> None:
-    """Keep each part of ``parts`` whose digest (``named``) differs from the one kept, and
-    no other: a part is a row of its own, written whole or not at all."""
+def _write_parts(s: Session, iid: str, model: dict) -> dict[str, str]:
+    """Keep each long list of ``model`` whose text differs from the one kept (a part is a
+    row of its own, written whole or not at all), and no other; its name -> its digest."""
+    from msgspec.json import encode
     from sqlalchemy import delete, insert
+
+    from triage.render.model import LONG, Kept
 
     p = tables.SnapshotPart
     mine = p.c.investigation_id == iid
     kept = dict(s.execute(select(p.c.name, p.c.digest).where(mine)).all())
-    stale = [name for name in kept if named.get(name) != kept[name]]
+    named: dict[str, str] = {}
+    for name in LONG:
+        value = model.get(name)
+        if isinstance(value, Kept):
+            named[name] = kept[name]  # one kept is one there (keepable())
+            continue
+        if name not in model:
+            continue
+        text = encode(value)
+        named[name] = digest = hashlib.blake2b(text, digest_size=16).hexdigest()
+        if kept.get(name) != digest:
+            if name in kept:
+                s.execute(delete(p).where(mine, p.c.name == name))
+            s.execute(insert(p).values(investigation_id=iid, name=name, digest=digest, data=text.decode()))
+    stale = [name for name in kept if name not in named]
     if stale:
         s.execute(delete(p).where(mine, p.c.name.in_(stale)))
-    for name, text in parts.items():
-        if kept.get(name) != named[name]:
-            s.execute(insert(p).values(investigation_id=iid, name=name, digest=named[name], data=text.decode()))
+    return named
+
+
+def kept_parts(s: Session, iid: str, model: dict) -> dict:
+    """``model`` with each :class:`~triage.render.model.Kept` list read from the stored view."""
+    from msgspec.json import decode
+
+    from triage.render.model import Kept
+
+    names = [k for k, v in model.items() if isinstance(v, Kept)]
+    if not names:
+        return model
+    p = tables.SnapshotPart
+    rows = dict(s.execute(select(p.c.name, p.c.data).where(p.c.investigation_id == iid, p.c.name.in_(names))).all())
+    return {k: (decode(rows[k]) if isinstance(v, Kept) else v) for k, v in model.items()}
+
+
+def basis(s: Session, iid: str, made_of: dict[str, str]) -> dict:
+    """What a view of ``iid`` about to be stored is made of: the definitions, the runs in
+    numbers (count, largest key, sum of write times) and what each long list is made of
+    (``made_of``: :func:`triage.render.basis.digests`)."""
+    return {"definitions": definitions(s), "runs": runs_now(s, iid), "made_of": made_of}
+
+
+def runs_now(s: Session, iid: str) -> list[int]:
+    """The runs of ``iid`` in numbers: their count, largest key and sum of write times."""
+    runs = tables.ConfigRuns
+    count, top, times = s.execute(select(func.sum(runs.c.count), func.max(runs.c.max_pk), func.sum(runs.c.times))
+                                  .where(runs.c.investigation_id == iid)).one()
+    return [int(count or 0), int(top or 0), int(times or 0)]
+
+
+def keepable(s: Session, iid: str, made_of: dict[str, str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The long lists of the stored view of ``iid`` made of what ``made_of`` says, under the
+    same definitions, while every run recorded since it was stored was added (none written
+    again, none deleted) to a config that had runs then; and those runs, (run id, config)
+    each.  ``([], [])``: none can be kept."""
+    from msgspec.json import decode
+
+    t = tables.Snapshot
+    text = s.execute(select(t.c.data).where(t.c.investigation_id == iid)).scalar()
+    head = decode(text) if text is not None else {}
+    then, named = head.get(BASIS), head.get(PARTS)
+    if not then or not named or then["definitions"] != definitions(s):
+        return [], []
+    added = added_since(s, iid, then["runs"])
+    if added is None:
+        return [], []
+    p = tables.SnapshotPart
+    kept = dict(s.execute(select(p.c.name, p.c.digest).where(p.c.investigation_id == iid)).all())
+    names = [name for name, made in made_of.items()
+             if then["made_of"].get(name) == made and name in named and kept.get(name) == named[name]]
+    return names, added
+
+
+def added_since(s: Session, iid: str, then: list[int]) -> Optional[list[tuple[str, str]]]:
+    """The runs of ``iid`` recorded since its runs numbered ``then`` (:func:`runs_now`), (run
+    id, config) each, if that is all that changed: the count grew by theirs, the sum of
+    write times by theirs, and each is of a config whose first run is older (None: a run
+    was written again or deleted, or a config is new)."""
+    from triage.kb.configruns import millis
+
+    count, _, times = runs_now(s, iid)
+    before, top, summed = then
+    r, c = tables.Run, tables.ConfigRuns
+    # by key alone (the runs recorded since, of any investigation: a few), not through the
+    # investigation's index, which would go through every run of it
+    rows = [row[1:] for row in s.execute(select(r.c.investigation_id, r.c.run_id, r.c.config,
+                                                millis(s, r.c.updated_at)).where(r.c.pk > top))
+            if row[0] == iid]
+    if count != before + len(rows) or times != summed + sum(int(m) for *_, m in rows):
+        return None
+    configs = sorted({config for _, config, _ in rows})
+    if configs:
+        firsts = dict(s.execute(select(c.c.config, c.c.first_pk)
+                                .where(c.c.investigation_id == iid, c.c.config.in_(configs))).all())
+        if any(firsts.get(config, top + 1) > top for config in configs):
+            return None
+    return [(run_id, config) for run_id, config, _ in rows]
 
 
 def drop(s: Session, iid: str) -> None:

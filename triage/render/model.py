@@ -5,7 +5,7 @@ the bisects, the suggestions, the experiments), and the words and limits it uses
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from triage.render.runs import runs_of
 from triage.rules.engine.keys import configs_of as configs_named
@@ -61,12 +61,30 @@ DEFAULT_RUNS = 50  # the newest runs the runs table shows unless ``--runs`` says
 CONFOUNDS_SHOWN = 50
 
 
+#: The view's long lists: each is stored as a part of its own (:mod:`triage.kb.snapshot`), and
+#: one made of what the stored one was made of is kept, not built again (:mod:`triage.render.basis`).
+LONG = ("hypotheses", "experiments", "bisects", "warnings", "engine_warnings")
+
+
+class Kept:
+    """A long list of the view left as it is stored, not built (``build(keep=...)``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Kept({self.name!r})"
+
+
 def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Optional[dict] = None,
-          similar: Optional[list] = None, runs_limit: Optional[int] = DEFAULT_RUNS) -> dict:
+          similar: Optional[list] = None, runs_limit: Optional[int] = DEFAULT_RUNS,
+          keep: Collection[str] = ()) -> dict:
     """The view model every renderer reads.
 
     The runs table holds the newest ``runs_limit`` runs (None: all of them);
-    ``runs_total`` says how many there are.
+    ``runs_total`` says how many there are.  The long lists named in ``keep``
+    (of :data:`LONG`) are left as the stored view holds them: :class:`Kept`
+    stands for each.
 
     ``since`` (from ``store.since_view``) adds the "new since" line;
     ``similar`` (from ``triage.rules.next.similar.find_similar``) the "Seen
@@ -81,28 +99,20 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     index = runs_of(bundle)
     short = _shortener(spec.config_prefix)
     shown = index.newest(runs_limit)
-    # the runs the view reads (a recipe's results, the warnings'), whole; those it only names, by name
-    index.prefetch(index.warned(w.message for w in ev.warnings))  # a recipe's runs shown: its state holds them
-    index.named_as(row[:4] for st in ev.recipes for row in st.shown)
-    index.prefetch_refs(_named(bundle, ev))
-    prime = getattr(ev.readings, "prime", None)
-    if prime is not None:  # the runs the view asks readings of, at hand
-        prime(shown)
-        prime(index.fetched())
-    expect = getattr(ev.readings, "expect_notes", None)
-    if expect is not None:  # and what their confounds add, looked up together
-        expect([r.key for r in shown] + [row[0] for st in ev.recipes for row in st.shown])
+    made = {name for name in LONG if name not in keep}
+    _prefetch(index, bundle, ev, shown, made)
     refs = _RunRefs(index)
     recipes = {r.id: r for r in bundle.recipes}
     titles = {h.id: h.title for h in bundle.hypotheses}
-    hyps = _hypotheses(bundle, ev, refs, short)
-    bisects = _bisects(ev, refs, pictures)
+    hyps = _hypotheses(bundle, ev, refs, short) if "hypotheses" in made else _statuses(bundle, ev)
+    bisects = _bisects(ev, refs, pictures) if "bisects" in made else _bisect_ends(ev, refs)
     counts = {k: sum(1 for h in hyps if h["status"] == k) for k in STATUS_WORDS}
-    # The ruled-out rows of the elimination summary are folded: each row's tree
-    # prefix is drawn among the rows shown with it.
-    trees = digest.group_trees(list(bundle.hypotheses), {h["id"] for h in hyps if h["status"] == "ruled_out"})
-    for h in hyps:
-        h["group_tree"] = trees.get(h["id"], "")
+    if "hypotheses" in made:
+        # The ruled-out rows of the elimination summary are folded: each row's tree
+        # prefix is drawn among the rows shown with it.
+        trees = digest.group_trees(list(bundle.hypotheses), {h["id"] for h in hyps if h["status"] == "ruled_out"})
+        for h in hyps:
+            h["group_tree"] = trees.get(h["id"], "")
     next_level = [{"parent": p, "title": titles.get(p, p), "children": list(cs)} for p, cs in ev.next_level.items()]
     model = {
         "investigation": _investigation(spec),
@@ -111,12 +121,12 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "verdict": _verdict(hyps, counts, bisects, next_level, titles),
         "headline": digest.headline(hyps, next_level, index.total(), not ev.suggestions and not ev.untested),
         "counts": counts,
-        "hypotheses": hyps,
+        "hypotheses": hyps if "hypotheses" in made else Kept("hypotheses"),
         "titles": titles,
-        "experiments": _experiments(bundle, ev, short, index),
+        "experiments": _experiments(bundle, ev, short, index) if "experiments" in made else Kept("experiments"),
         "runs": [_run_row(r, spec, recipes, ev, short) for r in shown],
         "runs_total": index.total(),
-        "bisects": bisects,
+        "bisects": bisects if "bisects" in made else Kept("bisects"),
         "suggestions": [_suggestion(s, short) for s in ev.suggestions],
         "command": combined_command(bundle, ev.suggestions),
         "untested": list(ev.untested),
@@ -126,18 +136,63 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "confounds_total": len(ev.confounds),
         "similar": similar or [],
         # grouped for reading (each thing said once); JSON keeps the engine's list
-        "warnings": digest.group_warnings(list(ev.warnings), index, dict(getattr(bundle, "signatures", {}) or {}),
-                                          short, tuple(s.advice for s in ev.suggestions if s.advice)),
-        "engine_warnings": [{"kind": w.kind, "message": w.message} for w in ev.warnings],
+        "warnings": (digest.group_warnings(list(ev.warnings), index, dict(getattr(bundle, "signatures", {}) or {}),
+                                           short, tuple(s.advice for s in ev.suggestions if s.advice))
+                     if "warnings" in made else Kept("warnings")),
+        "engine_warnings": ([{"kind": w.kind, "message": w.message} for w in ev.warnings]
+                            if "engine_warnings" in made else Kept("engine_warnings")),
         "changes": changes or {},
         "since": since,
         "shortened": None,  # set by render.fit: what was left out to fit GitHub's limit
         "marker": marker(spec.id),
         "subjects": _subjects(ev),
     }
-    model["series"] = pictures.metric_series(model)
+    model["series"] = pictures.metric_series({**model, "bisects": bisects})
     model["chart"] = pictures.metric_chart(model["series"])
     return model
+
+
+def _prefetch(index: Any, bundle: Any, ev: Any, shown: list, made: set[str]) -> None:
+    """Look up together the runs the lists to make (``made``) and the runs table read."""
+    # the runs the view reads (a recipe's results, the warnings'), whole; those it only names, by name
+    if "warnings" in made:
+        index.prefetch(index.warned(w.message for w in ev.warnings))
+    if "experiments" in made:  # a recipe's runs shown: its state holds them
+        index.named_as(row[:4] for st in ev.recipes for row in st.shown)
+    if "hypotheses" in made or "bisects" in made:
+        index.prefetch_refs(_named(bundle, ev, "hypotheses" in made, "bisects" in made))
+    prime = getattr(ev.readings, "prime", None)
+    if prime is not None:  # the runs the view asks readings of, at hand
+        prime(shown)
+        prime(index.fetched())
+    expect = getattr(ev.readings, "expect_notes", None)
+    if expect is not None:  # and what their confounds add, looked up together
+        expect([r.key for r in shown] + ([row[0] for st in ev.recipes for row in st.shown]
+                                         if "experiments" in made else []))
+
+
+def _statuses(bundle: Any, ev: Any) -> list[dict]:
+    """Each hypothesis's id, title and status, in tree order: what the verdict and the
+    headline read of the hypotheses (when their list is kept)."""
+    return [{"id": h.id, "title": h.title, "status": ev.statuses.get(h.id, "open")}
+            for h, _ in _tree(bundle.hypotheses)]
+
+
+def _bisect_ends(ev: Any, refs: _RunRefs) -> list[dict]:
+    """What the verdict and the chart read of each bisect (when their list is kept):
+    its ends and next point, and the runs each point names."""
+    return [{"title": b.title, "last_good": b.last_good, "first_bad": b.first_bad, "next": b.next,
+             "points": [{"label": p.label, "runs": [_named_run(k, refs) for k in p.runs[:RUN_REFS]]}
+                        for p in b.points]} for b in ev.bisects]
+
+
+def _named_run(key: str, refs: _RunRefs) -> dict:
+    """A run as a list of runs names it, less its URL: a key of one "/" splits one way."""
+    if key.count("/") == 1:
+        run_id, _, config = key.partition("/")
+    else:
+        run_id, config = refs.split(key)
+    return {"run_id": run_id, "config": config}
 
 
 class _RunRefs:
@@ -338,14 +393,14 @@ def _tree(hypotheses: list) -> list[tuple[Any, str]]:
     return out
 
 
-def _named(bundle: Any, ev: Any) -> list[str]:
+def _named(bundle: Any, ev: Any, evidence: bool = True, bisects: bool = True) -> list[str]:
     """The keys of the runs a view names: the first RUN_REFS behind each piece of
     evidence and bisect point, and every run manual evidence names (the Experiments
     table asks each one's config).  A recipe's first runs come with its state."""
     keys: list[str] = []
-    for e in ev.evidence:  # a manual item may name runs that are not (or no longer) there: look them all up
+    for e in ev.evidence if evidence else ():  # a manual item may name runs that are not (or no longer) there
         keys += e.runs if e.rule == "manual" else e.runs[:RUN_REFS]
-    for b in ev.bisects:
+    for b in ev.bisects if bisects else ():
         for p in b.points:
             keys += p.runs[:RUN_REFS]
     return keys

@@ -45,7 +45,7 @@ def record(url: str, pr: int, repo: Optional[str], base_id: str, items: list, *,
             row, created = store.upsert_run(s, inv.id, data)
             recorded.append((row, created, []))
         # with the view, which the report a bot posts right after then reads as it is
-        _, _, changed, _ = views.evaluate_kept(s, inv)
+        _, _, changed, _ = views.evaluate_kept(s, inv, read=False)
     return recorded, changed
 
 
