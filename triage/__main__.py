@@ -10,7 +10,13 @@ turns it back on.
 At the end, the knowledge base's connections are closed, then every object
 is frozen: the interpreter's collection on its way out would otherwise walk
 them all once more (0.15 s after a command on 100,000 runs), to free memory
-the process is about to give back whole."""
+the process is about to give back whole.
+
+Pydantic (which SQLModel and typer build on) looks for plugins of its own among
+every installed distribution's entry points when its first model is defined:
+10-15 ms of every command, for plugins triage never uses.  A command turns that
+off unless ``PYDANTIC_DISABLE_PLUGINS`` says otherwise
+(:func:`triage.settings.without_pydantic_plugins`)."""
 
 import gc
 import sys
@@ -18,6 +24,9 @@ import sys
 
 def run() -> None:
     gc.disable()
+    from triage.settings import without_pydantic_plugins
+
+    without_pydantic_plugins()
     try:
         from triage.cli import main
 
