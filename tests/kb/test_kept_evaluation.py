@@ -109,3 +109,41 @@ def test_a_configs_long_texts_are_kept_apart_and_read_when_asked_for(cli, rules_
     again, writes = _writes(cli, "--db", url, "report", "--pr", "30433", "--format", "json", "--full")
     assert again.code == 0 and again.out == report.out
     assert writes and _stored(url) == (stored, view)
+
+
+def test_an_evaluation_that_derived_the_evidence_stored_reads_none_of_it(cli, rules_dir, url) -> None:
+    """The stored evidence is named by a digest with the evidence version: the same evidence
+    derived again is found so without reading the thousands of items kept."""
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    first = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    with recorded() as sent:
+        again = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    assert again.code == 0 and again.out == first.out
+    read = [sql for sql, _ in sent if "FROM EVIDENCE " in sql.upper() + " " and "RETIRED_AT" in sql.upper()]
+    assert read == []
+
+
+def test_evidence_written_by_another_writer_is_stored_again(cli, rules_dir, url) -> None:
+    """A writer that changes the stored evidence without naming it (an older triage) changes
+    the evidence version: the next evaluation goes through the items kept and mends them."""
+    from sqlalchemy import select, update
+
+    from triage.kb import store, tables
+    from triage.kb.evaluations import EVIDENCE_VERSION, _put_meta
+
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    report = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
+    t = tables.Evidence
+
+    def active() -> set:
+        with store.session(url) as s:
+            return set(s.execute(select(t.c.key).where(t.c.retired_at.is_(None))).scalars())
+
+    before = active()
+    assert before
+    with store.session(url) as s:
+        s.execute(update(t).values(retired_at=t.c.created_at))
+        _put_meta(s, EVIDENCE_VERSION, "another writer")
+    assert active() == set()
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full").out == report.out
+    assert active() == before

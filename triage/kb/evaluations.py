@@ -29,6 +29,12 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
 
     stamp = now()
     t = tables.Evidence
+    # The evidence stored is what the last store left, which names it by a digest with the
+    # evidence version it left (a triage that writes evidence without the digest changes the
+    # version): an evaluation that derived the same reads none of the thousands of items kept.
+    digest, said = _digest(ev.evidence), _get_meta(s, STORED_EVIDENCE.format(iid))
+    if said is not None and said == f"{digest} {_get_meta(s, EVIDENCE_VERSION) or ''}":
+        return _kept(s, iid, digest, said, _store_statuses(s, iid, ev, stamp, False))
     # Core statements throughout: an evaluation of a large investigation
     # derives tens of thousands of items, and most are unchanged.
     active = {key: (pk, flags) for pk, key, flags in s.execute(
@@ -56,6 +62,40 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
     gone = [pk for key, (pk, _) in active.items() if key not in new_keys]
     for i in range(0, len(gone), 500):
         s.execute(update(t).where(t.c.pk.in_(gone[i:i + 500])).values(retired_at=stamp))
+    return _kept(s, iid, digest, said, _store_statuses(s, iid, ev, stamp, bool(touched or fresh or gone)))
+
+
+#: The ``meta`` row that names the evidence of an investigation as last stored: its
+#: :func:`_digest` and the evidence version after the store.
+STORED_EVIDENCE = "evidence:{}"
+
+
+def _kept(s: Session, iid: str, digest: str, said: Optional[str], changed: dict) -> dict:
+    """Name the evidence just stored (unless it is named so already); return ``changed``."""
+    now_said = f"{digest} {_get_meta(s, EVIDENCE_VERSION) or ''}"
+    if now_said != said:
+        _put_meta(s, STORED_EVIDENCE.format(iid), now_said)
+    return changed
+
+
+def _digest(items: Sequence[Any]) -> str:
+    """The evidence items as stored (each one's key and flags, in order), as one digest."""
+    import hashlib
+
+    from msgspec.msgpack import encode
+
+    return hashlib.blake2b(encode([(e.key, list(e.flags)) for e in items]), digest_size=16).hexdigest()
+
+
+def _get_meta(s: Session, key: str) -> Optional[str]:
+    meta = tables.Meta
+    return s.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
+
+
+def _store_statuses(s: Session, iid: str, ev: Any, stamp: Any, touched: bool) -> dict[str, tuple[Optional[str], str]]:
+    """Store the statuses of ``ev`` (``touched``: its evidence changed); return those that changed."""
+    from sqlalchemy import insert, update
+
     changed: dict[str, tuple[Optional[str], str]] = {}
     h, sc = tables.Hypothesis, tables.StatusChange
     stored = dict(s.execute(select(h.c.id, h.c.status).where(h.c.investigation_id == iid)).all())
@@ -72,7 +112,7 @@ def store_evaluation(s: Session, iid: str, ev: Any) -> dict[str, tuple[Optional[
             touched = True
     if changes:
         s.execute(insert(sc), changes)
-    if touched or fresh or gone or changed:
+    if touched or changed:
         # What other investigations' reports read of this one ("Seen elsewhere") changed.
         import uuid
 
