@@ -27,7 +27,7 @@ def digests(bundle: Any, ev: Any) -> dict[str, str]:
     spec = bundle.spec
     shape = (spec.config_prefix or "", RUN_REFS)  # how a config is shortened, how many runs are named
     # an item's key says its hypothesis, rule, verdict, runs and reason
-    evidence = _digest([(e.key, list(e.flags), e.summary) for e in ev.evidence])
+    evidence = _digest([(e.key, e.flags, e.summary) for e in ev.evidence])
     warnings = _digest([(w.kind, w.message) for w in ev.warnings])
     made = {
         "hypotheses": (shape, [(h.id, h.title, h.text, h.parent) for h in bundle.hypotheses],
@@ -47,8 +47,8 @@ def _digest(data: Any) -> str:
 
 def _recipes(ev: Any) -> list:
     """Each recipe's state as its row reads it."""
-    return [(st.recipe, st.state, st.why, list(st.needed), list(st.confounded), [list(row) for row in st.shown],
-             len(st.runs), keys_text(st.valid)) for st in ev.recipes]
+    return [(st.recipe, st.state, st.why, st.needed, st.confounded, st.shown, len(st.runs), keys_text(st.valid))
+            for st in ev.recipes]
 
 
 def _confounds(ev: Any) -> list:

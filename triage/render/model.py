@@ -105,7 +105,7 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
     recipes = {r.id: r for r in bundle.recipes}
     titles = {h.id: h.title for h in bundle.hypotheses}
     hyps = _hypotheses(bundle, ev, refs, short) if "hypotheses" in made else _statuses(bundle, ev)
-    bisects = _bisects(ev, refs, pictures) if "bisects" in made else _bisect_ends(ev, refs)
+    bisects = _bisects(ev, refs, pictures) if "bisects" in made else _bisect_ends(ev, refs, {r.key for r in shown})
     counts = {k: sum(1 for h in hyps if h["status"] == k) for k in STATUS_WORDS}
     if "hypotheses" in made:
         # The ruled-out rows of the elimination summary are folded: each row's tree
@@ -178,11 +178,12 @@ def _statuses(bundle: Any, ev: Any) -> list[dict]:
             for h, _ in _tree(bundle.hypotheses)]
 
 
-def _bisect_ends(ev: Any, refs: _RunRefs) -> list[dict]:
-    """What the verdict and the chart read of each bisect (when their list is kept):
-    its ends and next point, and the runs each point names."""
+def _bisect_ends(ev: Any, refs: _RunRefs, shown: set[str]) -> list[dict]:
+    """What the verdict and the chart read of each bisect (when their list is kept): its
+    ends and next point, and of the runs each point names those of the runs table (``shown``,
+    their keys), which the chart puts at their point."""
     return [{"title": b.title, "last_good": b.last_good, "first_bad": b.first_bad, "next": b.next,
-             "points": [{"label": p.label, "runs": [_named_run(k, refs) for k in p.runs[:RUN_REFS]]}
+             "points": [{"label": p.label, "runs": [_named_run(k, refs) for k in p.runs[:RUN_REFS] if k in shown]}
                         for p in b.points]} for b in ev.bisects]
 
 
