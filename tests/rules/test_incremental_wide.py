@@ -131,3 +131,20 @@ def test_a_rule_over_several_configs_pooled_equals_a_whole_evaluation(seed: int,
 
     assert rules
     edited_alike(inv, list(records), edits, apply)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 6))
+def test_an_item_is_marked_confounded_when_a_run_it_rests_on_is(seed: int) -> None:
+    """Items are looked through for the confounded runs of the configs they read alone: the
+    mark is the one a look at every confounded run gives."""
+    from triage.rules.engine.memo import Memo
+
+    inv, _ = wide_investigation(seed, 400)
+    ev = evaluate(inv, Memo())  # kept in pieces: each item knows the configs its runs can be of
+    confounded = {c.run for c in ev.confounds}
+    assert confounded
+    marked = [e for e in ev.evidence if "confounded" in e.flags]
+    assert marked
+    for e in ev.evidence:
+        assert ("confounded" in e.flags) == (not confounded.isdisjoint(e.runs)), (e.rule, e.hypothesis)
