@@ -75,3 +75,20 @@ def test_a_view_whose_part_is_not_kept_as_named_is_not_read(cli, rules_dir, tmp_
     assert again.code == 0 and again.out == report.out  # built again, and kept
     with store.session(f"sqlite:///{kb}") as s:
         assert snapshot.read(s, iid, snapshot.fingerprint(s, iid)) is not None
+
+
+def test_an_add_run_that_decides_nothing_new_keeps_the_lists_on_either_database(cli, rules_dir, url,
+                                                                                 monkeypatch) -> None:
+    """The runs in numbers that tell a kept list from one to build (their count, largest key and
+    sum of write times) read alike on SQLite and PostgreSQL: the lists are kept on both."""
+    import triage.render.model as model
+
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    assert cli("--db", url, "report", "--pr", PR, "--format", "json").code == 0
+    built: list = []
+    real = model._hypotheses
+    monkeypatch.setattr(model, "_hypotheses", lambda *a, **k: built.append(1) or real(*a, **k))
+    r = cli("--db", url, "add-run", "--pr", PR, "--run-id", "77", "--config", BASE, "--status", "failed",
+            "--metric", "gsm8k=0.88/1319")
+    assert r.code == 0, r.err
+    assert built == []
