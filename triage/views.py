@@ -123,7 +123,7 @@ def _keepable(s: Any, iid: str, ev: Any, made_of: dict[str, str]) -> list[str]:
     if not same or not added:
         return same
     keys = {f"{run_id}/{config}" for run_id, config in added}
-    if any(key.count("/") != 1 for key in keys):  # a key that splits one way only
+    if any(key.count("/") != 1 for key in keys):  # a run id or config with a "/": its key splits several ways
         return []
     if any(e.rule == "manual" and not keys.isdisjoint(e.runs) for e in ev.evidence):
         return []
