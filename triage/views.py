@@ -102,24 +102,23 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
         return bundle, ev, changed, build(bundle, ev, runs_limit=runs)
     from triage.render.basis import digests
 
-    made_of = digests(bundle, ev)
-    same = [] if full else _keepable(s, inv.id, ev, made_of)
+    made = snapshot.basis(s, inv.id, digests(bundle, ev))
+    same = [] if full else _keepable(s, inv.id, ev, made)
     model = build(bundle, ev, runs_limit=runs, keep=same)
     untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses
                 if h.id in ev.untested]
-    snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested},
-                   snapshot.basis(s, inv.id, made_of))
+    snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested}, made)
     return bundle, ev, changed, snapshot.kept_parts(s, inv.id, model) if same and read else model
 
 
-def _keepable(s: Any, iid: str, ev: Any, made_of: dict[str, str]) -> list[str]:
+def _keepable(s: Any, iid: str, ev: Any, made: dict) -> list[str]:
     """The long lists of the stored view that a build would make as they are
     (:func:`triage.kb.snapshot.keepable`), unless a run added since is one the evaluation
     names without having read it (manual evidence, a warning): a list that names it
     would now find it."""
     from triage.kb import snapshot
 
-    same, added = snapshot.keepable(s, iid, made_of)
+    same, added = snapshot.keepable(s, iid, made)
     if not same or not added:
         return same
     keys = {f"{run_id}/{config}" for run_id, config in added}

@@ -74,8 +74,9 @@ def definitions(s: Session) -> str:
 
 def evaluated_under(s: Session, iid: str) -> Optional[str]:
     """The :func:`definitions` ``iid`` was last evaluated under (None: not known)."""
-    meta = tables.Meta
-    return s.execute(select(meta.c.value).where(meta.c.key == DEFINITIONS.format(iid))).scalar()
+    from triage.kb.evaluations import _get_meta
+
+    return _get_meta(s, DEFINITIONS.format(iid))
 
 
 def note_definitions(s: Session, iid: str) -> None:
@@ -128,11 +129,10 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
 
 def others(s: Session) -> str:
     """The evidence version: it changes with every evaluation that changed any stored evidence or status."""
-    from triage.kb.evaluations import EVIDENCE_VERSION
+    from triage.kb.evaluations import EVIDENCE_VERSION, _get_meta
 
-    t = tables.Meta  # written as columns too (store_evaluation): never an object held from before
-    value = s.execute(select(t.c.value).where(t.c.key == EVIDENCE_VERSION)).scalar()
-    return value if value is not None else ""
+    # read as a column (written so too, by store_evaluation): never an object held from before
+    return _get_meta(s, EVIDENCE_VERSION) or ""
 
 
 def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -> None:
@@ -243,37 +243,37 @@ def runs_now(s: Session, iid: str) -> list[int]:
     return [int(count or 0), int(top or 0), int(times or 0)]
 
 
-def keepable(s: Session, iid: str, made_of: dict[str, str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """The long lists of the stored view of ``iid`` made of what ``made_of`` says, under the
-    same definitions, while every run recorded since it was stored was added (none written
-    again, none deleted) to a config that had runs then; and those runs, (run id, config)
-    each.  ``([], [])``: none can be kept."""
+def keepable(s: Session, iid: str, now: dict) -> tuple[list[str], list[tuple[str, str]]]:
+    """The long lists of the stored view of ``iid`` made of what the view about to be stored
+    is made of (``now``: its :func:`basis`), under the same definitions, while every run
+    recorded since it was stored was added (none written again, none deleted) to a config
+    that had runs then; and those runs, (run id, config) each.  ``([], [])``: none can be kept."""
     from msgspec.json import decode
 
     t = tables.Snapshot
     text = s.execute(select(t.c.data).where(t.c.investigation_id == iid)).scalar()
     head = decode(text) if text is not None else {}
     then, named = head.get(BASIS), head.get(PARTS)
-    if not then or not named or then["definitions"] != definitions(s):
+    if not then or not named or then["definitions"] != now["definitions"]:
         return [], []
-    added = added_since(s, iid, then["runs"])
+    added = added_since(s, iid, then["runs"], now["runs"])
     if added is None:
         return [], []
     p = tables.SnapshotPart
     kept = dict(s.execute(select(p.c.name, p.c.digest).where(p.c.investigation_id == iid)).all())
-    names = [name for name, made in made_of.items()
+    names = [name for name, made in now["made_of"].items()
              if then["made_of"].get(name) == made and name in named and kept.get(name) == named[name]]
     return names, added
 
 
-def added_since(s: Session, iid: str, then: list[int]) -> Optional[list[tuple[str, str]]]:
-    """The runs of ``iid`` recorded since its runs numbered ``then`` (:func:`runs_now`), (run
-    id, config) each, if that is all that changed: the count grew by theirs, the sum of
-    write times by theirs, and each is of a config whose first run is older (None: a run
-    was written again or deleted, or a config is new)."""
+def added_since(s: Session, iid: str, then: list[int], now: list[int]) -> Optional[list[tuple[str, str]]]:
+    """The runs of ``iid`` recorded since its runs numbered ``then`` (:func:`runs_now`; ``now``
+    today), (run id, config) each, if that is all that changed: the count grew by theirs,
+    the sum of write times by theirs, and each is of a config whose first run is older
+    (None: a run was written again or deleted, or a config is new)."""
     from triage.kb.configruns import millis
 
-    count, _, times = runs_now(s, iid)
+    count, _, times = now
     before, top, summed = then
     r, c = tables.Run, tables.ConfigRuns
     # by key alone (the runs recorded since, of any investigation: a few), not through the
