@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from operator import attrgetter
-from typing import Any, Optional, Sequence
+from typing import Annotated, Any, Optional, Sequence
 
 from sqlalchemy import select
 from sqlmodel import Session
@@ -287,6 +287,7 @@ def runs_of_rows(batches: Any, shared: Optional[ReadShared] = None) -> list[Any]
     from triage.rules.engine.evaluate import RunRec
 
     decode = _json_decode()
+    metrics_fast, provenance_fast, astuple = _typed()
     if shared is None:
         shared = ReadShared()
     else:
@@ -305,10 +306,18 @@ def runs_of_rows(batches: Any, shared: Optional[ReadShared] = None) -> list[Any]
              pk) in rows:
             mm = metrics_of.get(metrics)
             if mm is None:
-                mm = metrics_of[metrics] = _computable(decode(metrics))
+                try:  # the usual form, in range, checked while it is decoded (in C)
+                    mm = {k: astuple(v) for k, v in metrics_fast(metrics).items()}
+                except ValueError:  # msgspec's ValidationError: the rest, one value at a time
+                    mm = _computable(decode(metrics))
+                metrics_of[metrics] = mm
             pp = provenance_of.get(provenance)
             if pp is None:
-                pp = provenance_of[provenance] = {k: str(v) for k, v in decode(provenance).items()}
+                try:
+                    pp = provenance_fast(provenance)
+                except ValueError:  # a value that is not text (written by an older triage)
+                    pp = {k: str(v) for k, v in decode(provenance).items()}
+                provenance_of[provenance] = pp
             at = times.get(when) if when is not None else None
             if at is None and when is not None:
                 at = times[when] = _engine_time(when)
@@ -316,6 +325,27 @@ def runs_of_rows(batches: Any, shared: Optional[ReadShared] = None) -> list[Any]
                           text(url, url) if url is not None else None, at, note, bool(excluded), excluded_reason,
                           signature, pk))
     return out
+
+
+def _typed() -> tuple[Any, Any, Any]:
+    """Decoders of a run's stored metrics and provenance in their usual form, which check
+    it as they decode (in C): each metric a ``{"value": v, "n": k}`` with ``v`` in
+    triage's range (:mod:`triage.numbers`), each provenance value a text.  Anything else
+    raises a ``ValueError`` (msgspec's ``ValidationError``), and is read the slow way.
+    Then msgspec's ``astuple``, which makes a metric the engine's (value, n)."""
+    global _TYPED
+    if _TYPED is None:
+        import msgspec
+
+        metric = msgspec.defstruct("Metric", [("value", Annotated[float, msgspec.Meta(ge=-MAGNITUDE, le=MAGNITUDE)]),
+                                              ("n", Optional[int], None)])
+        assert not SMALLEST  # else a value nearer 0 than it is out of range too, which Meta cannot say
+        _TYPED = (msgspec.json.Decoder(dict[str, metric]).decode, msgspec.json.Decoder(dict[str, str]).decode,
+                  msgspec.structs.astuple)
+    return _TYPED
+
+
+_TYPED: Optional[tuple[Any, Any, Any]] = None
 
 
 def _engine_time(when: Any) -> str:
