@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from triage.rules.engine import summary
-from triage.rules.engine.keys import Keys, item, once
+from triage.rules.engine.keys import Keys, once
 from triage.rules.engine.context import Context, _run_order, num
 from triage.rules.engine.records import (
     Combo,
@@ -53,12 +53,7 @@ def newest_base(recipe: RecipeSpec, ctx: Context) -> Base:
     of_base = facts(recipe.base, ctx)  # read as before: noted for the piece that asks
     if not of_base.valid:
         return None
-    name = f"newest:{recipe.base}"
-    found = ctx.once.get(name)
-    if found is None:  # many recipes share a base: its newest provenance decoded once, alone
-        place = of_base.valid_provenance[-1]
-        found = ctx.once[name] = dict(item(of_base.provenances, place))
-    return of_base.valid[-1], dict(found)
+    return of_base.valid[-1], dict(of_base.newest_provenance)
 
 
 def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> Confounds:

@@ -44,6 +44,9 @@ class ConfigFacts:
     newest_time: str = ""  # the newest run's time ("" for none)
     untimed: int = 0  # runs without a time (the oldest, in the order recorded)
     untimed_valid: int = 0  # those of them that can decide something
+    # the provenance of the newest valid run (``valid[-1]``): what a recipe's runs are compared
+    # with, read without looking into ``provenances`` (kept apart, one per run in a wide base)
+    newest_provenance: tuple[tuple[str, str], ...] = ()
 
 
 def config_facts(config: str, ctx: Context) -> ConfigFacts:
@@ -111,6 +114,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         newest_time=newest.time or "",
         untimed=sum(1 for r in runs if not r.time),
         untimed_valid=untimed_valid,
+        newest_provenance=tuple(valid[-1].provenance.items()) if valid else (),
     )
 
 
@@ -194,6 +198,7 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
     metrics, ns = set(old.valid_metrics), set(old.valid_ns)
     newest_time, newest_why, newest_blocker = old.newest_time, old.newest_why, old.newest_blocker
     trailing, untimed, untimed_valid = old.trailing_invalid, old.untimed, old.untimed_valid
+    newest_provenance = old.newest_provenance
     for r in new:
         when = r.time or ""
         why = ctx.invalid_reason(r)
@@ -223,6 +228,8 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             if vpos < len(valid_provenance) and place not in valid_provenance[:vpos]:
                 kept_places = False
             valid_provenance.insert(vpos, place)
+            if vpos == len(valid) - 1:  # the newest valid run now
+                newest_provenance = tuple(r.provenance.items())
         else:
             invalid.append((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or ""))
             _say(said, why, r, ctx)
@@ -252,6 +259,7 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
         groups=grouped, unscaled=tuple(unscaled.items()),
         provenances=distinct, valid_provenance=placed,
         newest_time=newest_time, untimed=untimed, untimed_valid=untimed_valid,
+        newest_provenance=newest_provenance,
     )
 
 
@@ -399,7 +407,7 @@ def _encode(f: ConfigFacts) -> list:
             _text(f.provenances, lambda: [dict(p) for p in f.provenances]), list(f.valid_provenance),
             [[w, first, count, list(ids)] for w, first, count, ids in f.said],
             _text(f.groups, lambda: [_row(g) for g in f.groups]),
-            f.newest_time, f.untimed, f.untimed_valid]
+            f.newest_time, f.untimed, f.untimed_valid, [list(pair) for pair in f.newest_provenance]]
 
 
 def _text(value: Any, rows: Any) -> str:
@@ -427,7 +435,7 @@ def _group(row: list) -> tuple:
 
 def _decode(row: Sequence[Any]) -> ConfigFacts:
     (config, keys, valid, newest_why, newest_blocker, trailing, metrics, ns, invalid, inconclusive, repeats,
-     unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid) = row
+     unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid, newest_provenance) = row
     orders, invalid_keys, whys = invalid
     return ConfigFacts(
         config, _keys(keys, config), _keys(valid, config), newest_why, newest_blocker, trailing, tuple(metrics),
@@ -436,7 +444,7 @@ def _decode(row: Sequence[Any]) -> ConfigFacts:
         tuple((name, tuple(first)) for name, first in unscaled),
         Lazy(provenances, _provenance), tuple(valid_provenance),
         tuple((w, first, count, tuple(ids)) for w, first, count, ids in said),
-        Lazy(groups, _group), newest_time, untimed, untimed_valid)
+        Lazy(groups, _group), newest_time, untimed, untimed_valid, tuple(map(tuple, newest_provenance)))
 
 
 def _ids(keys: Sequence[str], config: str) -> str:

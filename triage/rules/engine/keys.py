@@ -311,11 +311,6 @@ def meets(keys: Sequence[str], wanted: AbstractSet[str]) -> bool:
 _HEAD = 64
 
 
-def item(items: Sequence[Any], i: int) -> Any:
-    """``items[i]``: of a :class:`Lazy` list not decoded yet, that item alone."""
-    return items.item(i) if isinstance(items, Lazy) else items[i]
-
-
 def once(items: Sequence[Any]) -> Iterable[Any]:
     """``items`` for one pass: a :class:`Lazy` list decoded without keeping it, any other as it is."""
     return items.passing() if isinstance(items, Lazy) else items
@@ -485,15 +480,6 @@ class Lazy(Sequence[Any]):
 
     def __getitem__(self, i: Any) -> Any:
         return self._all()[i]
-
-    def item(self, i: int) -> Any:
-        """The item at ``i``, decoded alone while the list is not (a config's newest valid run's
-        provenance, among one per run when each records its own sha)."""
-        if self._items is not None:
-            return self._items[i]
-        from msgspec.json import decode
-
-        return self._make(decode(self.raws()[i]))
 
     @property
     def decoded(self) -> bool:
