@@ -321,3 +321,58 @@ def test_an_evaluation_that_lets_the_runs_go_says_so_to_the_engine(cli, rules_di
         inv = store.find_investigation(s, 30433, None)
         assert views.evaluate(s, inv, full=True, release=True)[0].source.letting_go is True
         assert views.evaluate(s, inv, full=True)[0].source.letting_go is False
+
+
+def test_the_runs_recorded_since_are_found_by_key_or_by_the_configs_index_alike(cli, rules_dir, tmp_path,
+                                                                                  url) -> None:
+    """The runs a config gained since its runs had a fingerprint: on SQLite, found by their keys
+    when fewer runs of all came after the fingerprint's largest key than the config holds (the
+    config's index cannot range over keys), else through the index; the same runs and the same
+    answers either way, and what a fingerprint still holds after runs of other configs."""
+    from sqlalchemy import text
+
+    from triage.kb import store
+    from triage.kb.runsource import DbSource
+
+    configs = ["kimik26-fp8-1k1k-1p1d", "x/y", "c3"]
+    records = _records(400, configs)
+    for r in records:
+        r["provenance"] = {"image": "v1"}
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("--db", url, "import", str(path)).code == 0
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        was = DbSource(s, iid)
+        fps = {c: was._fps[c] for c in configs}
+        size = {c: was.size(c) for c in configs}
+    later = [{"investigation": "kimik26-disagg", "run_id": f"n{i}", "config": configs[i % 2], "status": "passed",
+              "metrics": {"gsm8k": {"value": 0.9, "n": 1319}}, "provenance": {"image": "v1", "node": f"n{i}"}}
+             for i in range(5)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in later))
+    assert cli("--db", url, "import", str(path)).code == 0
+    answers = []
+    with store.session(url) as s:
+        sqlite = s.get_bind().dialect.name == "sqlite"
+        for last in (None, 10**9):  # the largest key as it is (few runs after), then as if very many came after
+            source = DbSource(s, iid)
+            source._last = last
+            got = {}
+            for c in configs:
+                top = int(fps[c].split(":")[1])
+                where = " AND ".join(str(w.compile(compile_kwargs={"literal_binds": True}))
+                                     for w in source._above(c, top))
+                by_key = "||" in where
+                assert by_key == (sqlite and last is None), where
+                got[c] = ([r.key for r in source.appended(c, fps[c]) or []],
+                          source.holds(("p", json.dumps([c, "node"])), f"{fps[c]}|x"),
+                          source.holds(("p", json.dumps([c, "sha"])), f"{fps[c]}|x"))
+            answers.append(got)
+            if sqlite and last is None:
+                plan = s.execute(text("EXPLAIN QUERY PLAN SELECT count(*) FROM run WHERE " + where)).all()
+                assert "PRIMARY KEY" in plan[0][-1], plan
+    assert answers[0] == answers[1]
+    assert answers[0][configs[0]][0] == [f"n{i}/{configs[0]}" for i in (0, 2, 4)]
+    # new runs that recorded a node: what read the runs with one is read again; none recorded a sha
+    assert answers[0][configs[0]][1:] == (False, True)
+    assert answers[0][configs[2]] == ([], True, True) and size[configs[2]]

@@ -170,17 +170,20 @@ def add_bisect_mark(s: Session, iid: str, bisect: str, point: str, verdict: str,
 
 def run_records(s: Session, iid: str, *, config: Optional[str] = None, run_id: Optional[str] = None,
                 pks: Optional[Sequence[int]] = None, where: Any = None,
-                shared: Optional[ReadShared] = None) -> list[Any]:
+                shared: Optional[ReadShared] = None, owned: bool = False) -> list[Any]:
     """The engine's view of an investigation's runs (those of one config, of one run id,
     or of these keys), in the order recorded, read with Core: no ORM objects for what
     may be a hundred thousand rows.  ``shared``: what reads before this one decoded
-    (:class:`ReadShared`)."""
+    (:class:`ReadShared`).  ``owned``: ``where`` names the investigation itself (a condition
+    that keeps an index off, say)."""
     plain = _plain_statement(s, iid, config, run_id, pks) if where is None else None
     if plain is not None:
         result = s.connection().exec_driver_sql(*plain)
     else:
         t = tables.Run
-        q = select(*read_columns(t)).where(t.c.investigation_id == iid)
+        q = select(*read_columns(t))
+        if not owned:
+            q = q.where(t.c.investigation_id == iid)
         if config is not None:
             q = q.where(t.c.config == config)
         if run_id is not None:
