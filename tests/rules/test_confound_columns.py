@@ -84,10 +84,16 @@ def test_a_piece_of_columns_is_stored_as_the_list_would_be(items) -> None:
         assert CONFOUNDS.encode(Confounds.of(part)) == stored
         assert CONFOUNDS.encode(CONFOUNDS.decode(stored)) == stored
         assert list(CONFOUNDS.decode(stored)) == part
+        # what a view's digest reads of them: the same, whether the values were split or not
+        assert CONFOUNDS.decode(stored).plain() == Confounds.of(part).plain()
     assert Confounds() == [] and not Confounds() and list(Confounds.joined([])) == []
+    # read back, the confounds of every recipe, as one: the same as the list's
+    back = Confounds.joined([CONFOUNDS.decode(CONFOUNDS.encode(part)) for part in _by_recipe(items)])
+    assert back.plain() == Confounds.joined([Confounds.of(part) for part in _by_recipe(items)]).plain()
 
 
 def test_a_value_with_a_separator_is_kept_row_by_row() -> None:
     part = [Confound("1/r", "r", "note", "a\x00b", "c", "9/base", None)]
     stored = CONFOUNDS.encode(part)
     assert "rows" in stored and list(CONFOUNDS.decode(stored)) == part
+    assert CONFOUNDS.decode(stored).plain() == Confounds.of(part).plain()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from triage.rules.engine.keys import SEP, Invalid, InvalidRuns, Keys, meets
@@ -301,3 +301,18 @@ def test_whether_any_of_some_keys_is_here_is_asked_of_each_that_can_be(ids: list
     keys = [i + suffix for i in ids]
     for made in (Keys(SEP.join(keys)), Keys.suffixed(SEP.join(ids), suffix, len(ids))):
         assert made.any_of(asked) == any(k in keys for k in asked)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u00e9 ", max_size=3), max_size=6))
+def test_texts_kept_joined_read_as_the_list(texts: list) -> None:
+    """Texts kept joined (a recipe's confounds' values) are the list they were joined from,
+    the empty text included, split only when looked into."""
+    from triage.rules.engine.keys import Joined, joined_text
+
+    text = joined_text(texts)
+    assert text == SEP.join(texts)
+    kept = Joined(text, len(texts))
+    assert len(kept) == len(texts) and kept._items is None and joined_text(kept) is text
+    assert list(kept) == texts and [kept[i] for i in range(len(texts))] == texts
+    assert joined_text(texts + ["a\x00b"]) is None

@@ -321,6 +321,39 @@ def keys_text(keys: Sequence[str]) -> str:
     return keys.text if isinstance(keys, Keys) else SEP.join(keys)
 
 
+class Joined(Sequence[str]):
+    """Texts (none of them holding :data:`SEP`) kept as they are stored, joined by it, and split
+    when something first looks into them: a recipe's confounds' values, one per run when each
+    records its own sha.  An add-run reads every recipe's confounds and looks into few."""
+
+    __slots__ = ("text", "_n", "_items")
+
+    def __init__(self, text: str, n: int) -> None:
+        self.text, self._n = text, n
+        self._items: Optional[list[str]] = None
+
+    def _all(self) -> list[str]:
+        if self._items is None:
+            self._items = self.text.split(SEP) if self._n else []
+        return self._items
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+
+def joined_text(texts: Sequence[str]) -> Optional[str]:
+    """``texts`` joined by :data:`SEP`, as a :class:`Joined` keeps them (None: one of them holds it)."""
+    if isinstance(texts, Joined):
+        return texts.text
+    return None if any(SEP in t for t in texts) else SEP.join(texts)
+
+
 class Invalid(Sequence[tuple[int, str, str]]):
     """A config's runs that decide nothing: (place in the order recorded, key, why in
     brief) each, kept as three texts and split when first gone through."""

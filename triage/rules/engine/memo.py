@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, Opt
 from msgspec.msgpack import encode as _pack
 
 from triage.rules.engine.chained import Chained, stored, stored_parts
-from triage.rules.engine.keys import SEP, Keys, keys_text
+from triage.rules.engine.keys import Joined, Keys, joined_text, keys_text
 from triage.rules.engine.records import BisectState, Confound, Confounds, EvidenceItem, PointState
 from triage.rules.engine.source import Token
 
@@ -322,10 +322,11 @@ def _confounds_row(items: Sequence[Confound]) -> dict:
     made = items if isinstance(items, Confounds) else Confounds.of(items)
     runs, values, places, combos = made.columns()
     said = made.said_of_one()
-    if any(SEP in v for v in values):  # a value no text may join: row by row
+    text = joined_text(values)
+    if text is None:  # a value no text may join: row by row
         row: dict = {"rows": [[c.run, c.recipe, c.key, c.value, c.base_value, c.base_run, c.declared] for c in items]}
     else:
-        row = {"runs": keys_text(runs), "values": SEP.join(values), "n": len(values),
+        row = {"runs": keys_text(runs), "values": text, "n": len(values),
                "places": list(places), "combos": [list(c) for c in combos]}
     if said is not None:  # what its warnings say (triage.rules.engine.confounds.confound_warnings)
         row["said"] = list(said)
@@ -336,8 +337,8 @@ def _confounds(row: dict) -> Confounds:
     if "rows" in row:
         made = Confounds.of([Confound(*r) for r in row["rows"]])
     else:
-        values = row["values"].split(SEP) if row["n"] else []
-        made = Confounds([(Keys(row["runs"], row["n"]), values, row["places"], [tuple(c) for c in row["combos"]])])
+        made = Confounds([(Keys(row["runs"], row["n"]), Joined(row["values"], row["n"]), row["places"],
+                           [tuple(c) for c in row["combos"]])])
     return made.saying(row["said"]) if "said" in row else made
 
 

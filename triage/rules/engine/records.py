@@ -8,7 +8,7 @@ from enum import Enum
 from itertools import compress, islice
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence
 
-from triage.rules.engine.keys import SEP, Keys, configs_of, keys_text, splits
+from triage.rules.engine.keys import SEP, Keys, configs_of, joined_text, keys_text, splits
 from triage.rules.language.schema import (
     BisectSpec,
     HypothesisSpec,
@@ -246,7 +246,7 @@ class Confounds(Sequence[Confound]):
 
     def plain(self) -> list[tuple]:
         """Every part as plain data, its runs as one text: to tell whether two are the same."""
-        return [(keys_text(runs), list(values), list(places), [list(c) for c in combos])
+        return [(keys_text(runs), joined_text(values) or list(values), list(places), [list(c) for c in combos])
                 for runs, values, places, combos in self._parts]
 
     def runs(self) -> set[str]:
