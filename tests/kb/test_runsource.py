@@ -24,6 +24,13 @@ def _records(n_ids: int, configs: list[str]) -> list[dict]:
     return out
 
 
+def _imported(cli, url: str, tmp_path, records: list[dict]) -> None:
+    """``records`` written as JSON Lines, imported into the knowledge base at ``url``."""
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli("--db", url, "import", str(path)).code == 0
+
+
 def test_the_runs_of_a_set_of_pairs_are_those_runs(cli, rules_dir, tmp_path, url) -> None:
     from triage.kb import store
     from triage.kb.investigations import run_records
@@ -31,9 +38,7 @@ def test_the_runs_of_a_set_of_pairs_are_those_runs(cli, rules_dir, tmp_path, url
 
     configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
     records = _records(1500, configs)
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, records)
     rnd = random.Random(3)
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
@@ -71,9 +76,7 @@ def test_the_statement_written_by_hand_reads_what_sqlalchemy_would(cli, rules_di
     from triage.kb.investigations import run_records
 
     records = _records(300, ["kimik26-fp8-1k1k-1p1d", "x/y", "c3"])
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, records)
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
         chosen = random.Random(5).sample(run_records(s, iid), 200)
@@ -103,9 +106,7 @@ def test_configs_read_ahead_are_as_each_configs_own_read(cli, rules_dir, tmp_pat
     from triage.kb.runsource import DbSource
 
     configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in _records(300, configs)))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, _records(300, configs))
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
         ahead, alone = DbSource(s, iid), DbSource(s, iid)
@@ -125,9 +126,7 @@ def test_a_whole_evaluation_reads_each_configs_runs_once(cli, rules_dir, tmp_pat
     from triage.kb import store
 
     configs = ["kimik26-fp8-1k1k-1p1d", "kimik26-fp8-1k1k-1p1d-page256", "x/y", "c3", "c4"]
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in _records(300, configs)))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, _records(300, configs))
     with store.session(url) as s:
         inv = store.find_investigation(s, 30433, None)
         with recorded(s.get_bind()) as statements:
@@ -190,8 +189,7 @@ def test_the_runs_of_one_workflow_run_share_its_id_url_and_time(cli, rules_dir, 
                 "url": "https://github.com/o/r/actions/runs/777", "time": "2026-03-01T00:01:04Z",
                 "metrics": {"gsm8k": {"value": 0.9, "n": 1319}}} for c in ("c1", "c2", "c3")]
     path = tmp_path / "matrix.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, records)
     with store.session(url) as s:
         runs = run_records(s, "kimik26-disagg")
     assert [r.config for r in runs] == ["c1", "c2", "c3"]
@@ -244,9 +242,7 @@ def test_the_newest_runs_are_read_by_their_keys(cli, rules_dir, tmp_path, url, m
                 **({"time": f"2026-03-{1 + rnd.randrange(20):02d}T0{rnd.randrange(10)}:00:00Z"}
                    if rnd.random() < 0.7 else {})}
                for i in range(300)]
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, records)
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
         every = sorted(run_records(s, iid), key=lambda r: (r.time is not None, r.time or "", r.seq))
@@ -281,9 +277,7 @@ def test_the_runs_of_several_configs_share_what_was_decoded(cli, rules_dir, tmp_
                 "provenance": {"sha": f"abc{i}", "node": "n1"},
                 "metrics": {"gsm8k": {"value": 0.9 - i / 100 - j / 1000, "n": 1319}}}
                for i in range(3) for j, config in enumerate(configs)]
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, records)
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
         source = DbSource(s, iid)
@@ -314,9 +308,7 @@ def test_an_evaluation_that_lets_the_runs_go_says_so_to_the_engine(cli, rules_di
     from triage import views
     from triage.kb import store
 
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in _records(20, ["kimik26-fp8-1k1k-1p1d", "c2"])))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, _records(20, ["kimik26-fp8-1k1k-1p1d", "c2"]))
     with store.session(url) as s:
         inv = store.find_investigation(s, 30433, None)
         assert views.evaluate(s, inv, full=True, release=True)[0].source.letting_go is True
@@ -338,9 +330,7 @@ def test_the_runs_recorded_since_are_found_by_key_or_by_the_configs_index_alike(
     records = _records(400, configs)
     for r in records:
         r["provenance"] = {"image": "v1"}
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, records)
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
         was = DbSource(s, iid)
@@ -349,8 +339,7 @@ def test_the_runs_recorded_since_are_found_by_key_or_by_the_configs_index_alike(
     later = [{"investigation": "kimik26-disagg", "run_id": f"n{i}", "config": configs[i % 2], "status": "passed",
               "metrics": {"gsm8k": {"value": 0.9, "n": 1319}}, "provenance": {"image": "v1", "node": f"n{i}"}}
              for i in range(5)]
-    path.write_text("".join(json.dumps(r) + "\n" for r in later))
-    assert cli("--db", url, "import", str(path)).code == 0
+    _imported(cli, url, tmp_path, later)
     answers = []
     with store.session(url) as s:
         sqlite = s.get_bind().dialect.name == "sqlite"
