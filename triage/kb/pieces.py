@@ -109,18 +109,23 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
     return wrote or bool(rows)
 
 
-def _rows(memo: Memo, name: str) -> list[tuple[str, str, bytes]]:
+def _rows(memo: Memo, name: str, only: Optional[str] = None) -> list[tuple[str, str, bytes]]:
     """A piece as it is stored: its row (what it read as JSON text, its data as msgpack),
-    and the row of its long texts kept apart, if it has any."""
+    and the row of its long texts kept apart, if it has any (``only``: that one of them)."""
     reads, data = ([], memo.key) if name == KEY else memo.pieces[name]
     places = APART.get(name[:2], ()) if name != KEY else ()
     if not places:
-        return [(name, json_text(reads), pack(data))]
-    row = list(data)
-    texts = [row[p] if isinstance(row[p], str) else row[p]() for p in places]  # a stored one's: read now
-    for p in places:
-        row[p] = None
-    return [(name, json_text(reads), pack(row)), (APART_ROW + name, "[]", pack(texts))]
+        return [(name, json_text(reads), pack(data))] if only in (None, name) else []
+    out = []
+    if only in (None, name):
+        row = list(data)
+        for p in places:
+            row[p] = None
+        out.append((name, json_text(reads), pack(row)))
+    if only in (None, APART_ROW + name):
+        texts = [data[p] if isinstance(data[p], str) else data[p]() for p in places]  # a stored one's: read now
+        out.append((APART_ROW + name, "[]", pack(texts)))
+    return out
 
 
 def _row_names(name: str) -> list[str]:
@@ -141,7 +146,7 @@ def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
             stored.append(name)
             piece = name[len(APART_ROW):] if name.startswith(APART_ROW) else name
             if piece == KEY or piece in memo.pieces:
-                if any(row == name and (mine, kept) == (reads, bytes(data)) for row, mine, kept in _rows(memo, piece)):
+                if any((mine, kept) == (reads, bytes(data)) for _, mine, kept in _rows(memo, piece, only=name)):
                     same.add(name)
     return stored, same
 

@@ -57,8 +57,8 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         return ConfigFacts(config)
     reason = ctx.invalid_reason
     # One pass in the order recorded: why each run that decides nothing does not (once per
-    # run: everything below reads it), and the others.  A stable sort of those by time is
-    # the valid runs of the sort of them all, in the same order.
+    # run: everything below reads it), and the others.  The valid runs of the sort of them
+    # all by time, in its order, are what a stable sort of the valid ones alone gives.
     why: dict[int, str] = {}
     invalid: list[RunRec] = []
     valid_recorded: list[RunRec] = []
@@ -70,7 +70,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
             why[id(r)] = w
             invalid.append(r)
     ordered = sorted(runs, key=_run_order)
-    valid = ordered if not invalid else sorted(valid_recorded, key=_run_order)
+    valid = ordered if not invalid else [r for r in ordered if id(r) not in why]  # that sort's valid runs
     brief = {id(r): reason(r, brief=True) or "" for r in invalid}
     newest = ordered[-1]
     newest_invalid = id(newest) in why
