@@ -239,16 +239,7 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             repeat_groups([r], ctx, valid=lambda _: ok, into=groups)
         for name, first in ctx.unscaled([r]).items():
             unscaled.setdefault(name, first)
-    # each provenance's place: the order of its first valid run, as a pass over them gives it
-    if kept_places:  # the same as before, new ones after them
-        distinct, placed = provenances.done(), tuple(valid_provenance)
-    else:
-        renumber: dict[int, int] = {}
-        for place in valid_provenance:
-            renumber.setdefault(place, len(renumber))
-        every = provenances.every()
-        distinct = tuple(every[p] for p in sorted(renumber, key=renumber.__getitem__))
-        placed = tuple(renumber[p] for p in valid_provenance)
+    distinct, placed = _placed(provenances, valid_provenance, kept_places)
     changed, grouped = grown.done() if grown is not None else (None, tuple(groups.get(old.config, {}).values()))
     return _made(
         old.config, ctx, old, changed,
@@ -261,6 +252,20 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
         newest_time=newest_time, untimed=untimed, untimed_valid=untimed_valid,
         newest_provenance=newest_provenance,
     )
+
+
+def _placed(provenances: _Distinct, valid_provenance: list[int], kept: bool) -> tuple[Sequence[tuple], tuple[int, ...]]:
+    """The distinct provenances and each valid run's place among them, each provenance's place
+    the order of its first valid run, as a pass over them gives it (``kept``: the places are
+    those already: the old ones as they were, new ones after them)."""
+    if kept:
+        return provenances.done(), tuple(valid_provenance)
+    renumber: dict[int, int] = {}
+    for place in valid_provenance:
+        renumber.setdefault(place, len(renumber))
+    every = provenances.every()
+    return (tuple(every[p] for p in sorted(renumber, key=renumber.__getitem__)),
+            tuple(renumber[p] for p in valid_provenance))
 
 
 class _Groups:
