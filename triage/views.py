@@ -12,7 +12,7 @@ Above the knowledge base, the engine and the renderer: it uses all three.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from triage.render.report import DEFAULT_RUNS  # the newest runs a stored view holds
 
@@ -34,9 +34,10 @@ def evaluate(s: Any, inv: Any, *, runs: bool = False, full: bool = False, helper
 
 
 def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bool, release: bool,
-              view: bool) -> tuple[Any, Any, dict, bool]:
+              view: bool, meanwhile: Optional[Callable[[], None]] = None) -> tuple[Any, Any, dict, bool]:
     """:func:`evaluate`, and whether its pieces were every one found stored as they are (and no
-    others): a whole evaluation of what the stored one was derived from."""
+    others): a whole evaluation of what the stored one was derived from.  ``meanwhile``: work
+    to do while a helper finishes its part (:meth:`triage.kb.parallel.Helper.help`)."""
     from triage.kb import pieces, snapshot, store
     from triage.kb.runsource import DbSource
     from triage.rules.engine.evaluate import evaluate
@@ -58,7 +59,7 @@ def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bo
         # read in one query rather than one each (with a helper, half of them are its to read)
         bundle.source.read_ahead(bundle.source.configs())
     if helper is not None:
-        helper.help(s, bundle, memo)
+        helper.help(s, bundle, memo, meanwhile=meanwhile)
     # the configs the pieces to work out again will read, in one query rather than one each
     bundle.source.read_ahead(configs_again(memo, bundle.source.fingerprint))
     ev = evaluate(bundle, memo)
@@ -89,13 +90,22 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
     from triage.render.report import build
 
     stored = keep and runs == DEFAULT_RUNS
+    early: dict = {}
+
+    def meanwhile() -> None:  # a whole evaluation's: it may find every piece stored (see below)
+        early["kept"] = snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id))
+
     # the view reads its runs from the source
     bundle, ev, changed, as_stored = _evaluate(s, inv, runs=False, full=full, helper=helper, keep=keep,
-                                               release=False, view=stored)
+                                               release=False, view=stored, meanwhile=meanwhile if stored else None)
     if stored and as_stored:
         # a whole evaluation that found every piece as the stored one: the stored view, if it is
-        # of the same runs, rule files and code, is what a view built from it would be
-        kept = snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id))
+        # of the same runs, rule files and code, is what a view built from it would be.  Read
+        # while the helper finished, it stands unless storing the evaluation changed the evidence
+        # version (which says whether the view's "seen elsewhere" still holds).
+        kept = early.get("kept")
+        if "kept" not in early or kept is not None and kept["others"] != snapshot.others(s):
+            kept = snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id))
         if kept is not None:
             return bundle, ev, changed, kept["model"]
     if not stored:

@@ -197,9 +197,10 @@ class Helper(Process):
         super().__init__(pid, fd)
         self._flags, self._configs = flags, configs
 
-    def help(self, s: Any, inv: Any, memo: Any) -> None:
+    def help(self, s: Any, inv: Any, memo: Any, meanwhile: Optional[Callable[[], None]] = None) -> None:
         """Before ``memo``'s evaluation of ``inv``: work out the units the helper has
-        not taken, from the last back, then take in what both worked out."""
+        not taken, from the last back, then take in what both worked out.  ``meanwhile``:
+        work to do while the helper is still at its last units, if it is."""
         from triage.rules.engine.evaluate import letting_go, work_ahead
 
         units = _Units(inv, self._configs, self._flags)
@@ -209,6 +210,8 @@ class Helper(Process):
             work_ahead(inv, memo, letting_go(taken, inv.source.forget))
         finally:
             memo.claim = None
+        if meanwhile is not None and not self._sent():
+            meanwhile()
         key = memo.key
         got = self.collect()
         memo.adopt_own()
@@ -217,6 +220,12 @@ class Helper(Process):
             if theirs == key:
                 memo.adopt(key, pieces)
                 self.adopted = len(pieces)
+
+    def _sent(self) -> bool:
+        """Whether the helper has begun to send what it worked out (or is gone)."""
+        import select
+
+        return self._pid == 0 or bool(select.select([self._fd], [], [], 0)[0])
 
     def _closed(self) -> None:
         self._flags.close()

@@ -140,7 +140,9 @@ class Memo:
             else:
                 with track(ctx) as seen:
                     out = compute()
-                reads = [[kind, what, fp] for (kind, what), fp in seen.items()]
+                # in one order, whichever way it was worked out (in which process, after
+                # which other pieces): a whole evaluation then finds each piece as stored
+                reads = sorted([kind, what, fp] for (kind, what), fp in seen.items())
                 data = codec.encode(out)
             self.worked.append(name)
         self.pieces[name] = (reads, data)
