@@ -79,21 +79,27 @@ def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bo
 
 
 def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full: bool = False,
-                  helper: Any = None, keep: bool = True, read: bool = True) -> tuple[Any, Any, dict, dict]:
+                  helper: Any = None, keep: bool = True, read: bool = True,
+                  fp: Optional[str] = None) -> tuple[Any, Any, dict, dict]:
     """:func:`evaluate`, and the view model with the newest ``runs`` runs, kept
     for the next report of an unchanged knowledge base (unless ``keep=False``).
 
     A long list of the stored view made of what this one's would be is kept as it is, not
     built again (unless ``full``); ``read=False``: the caller does not read the model, and
-    such a list stays :class:`~triage.render.model.Kept` in it."""
+    such a list stays :class:`~triage.render.model.Kept` in it.  ``fp``: the knowledge base's
+    :func:`~triage.kb.snapshot.fingerprint` for ``inv``, if the caller has it."""
     from triage.kb import snapshot
     from triage.render.report import build
 
     stored = keep and runs == DEFAULT_RUNS
+    # what the view is derived from: the evaluation changes none of it (runs, manual evidence,
+    # definitions), so it is worked out once, for the stored view read or written
+    if fp is None:
+        fp = snapshot.fingerprint(s, inv.id) if stored else ""
     early: dict = {}
 
     def meanwhile() -> None:  # a whole evaluation's: it may find every piece stored (see below)
-        early["kept"] = snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id))
+        early["kept"] = snapshot.read(s, inv.id, fp)
 
     # the view reads its runs from the source
     bundle, ev, changed, as_stored = _evaluate(s, inv, runs=False, full=full, helper=helper, keep=keep,
@@ -105,7 +111,7 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
         # version (which says whether the view's "seen elsewhere" still holds).
         kept = early.get("kept")
         if "kept" not in early or kept is not None and kept["others"] != snapshot.others(s):
-            kept = snapshot.read(s, inv.id, snapshot.fingerprint(s, inv.id))
+            kept = snapshot.read(s, inv.id, fp)
         if kept is not None:
             return bundle, ev, changed, kept["model"]
     if not stored:
@@ -117,7 +123,7 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
     model = build(bundle, ev, runs_limit=runs, keep=same)
     untested = [{"id": h.id, "title": h.title, "text": h.text or ""} for h in bundle.hypotheses
                 if h.id in ev.untested]
-    snapshot.write(s, inv.id, snapshot.fingerprint(s, inv.id), {"model": model, "untested": untested}, made)
+    snapshot.write(s, inv.id, fp, {"model": model, "untested": untested}, made)
     return bundle, ev, changed, snapshot.kept_parts(s, inv.id, model) if same and read else model
 
 
@@ -155,7 +161,7 @@ def model(s: Any, inv: Any, *, runs: Optional[int] = DEFAULT_RUNS, full: bool = 
     if kept is not None:
         view, no_recipe = kept["model"], [Untested(**h) for h in kept["untested"]]
     else:
-        bundle, ev, _, view = evaluate_kept(s, inv, runs, full=full, helper=helper, keep=keep)
+        bundle, ev, _, view = evaluate_kept(s, inv, runs, full=full, helper=helper, keep=keep, fp=fp)
         no_recipe = [Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
     if kept is not None and "similar" in kept:
         view["similar"] = kept["similar"]

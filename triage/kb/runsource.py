@@ -262,7 +262,7 @@ class DbSource:
         of all were recorded after ``top`` than the config holds, those are gone through instead,
         by key: the index is kept off (SQLite's planner knows nothing of how many runs a config
         has).  PostgreSQL's planner weighs the two itself.  ``t``: the run table the statement
-        reads (this source's)."""
+        reads (default: this source's)."""
         t = self._t if t is None else t
         if self._s.get_bind().dialect.name == "sqlite":
             if self._last is None:
