@@ -94,3 +94,47 @@ def test_an_item_stores_a_pool_by_its_piece(parts) -> None:
     if isinstance(runs, Chained):  # the pool's keys are not written again: its piece is named
         assert all(isinstance(p, list) for p, n in zip(rows[0][4], runs.names) if n)
         assert all(p is pieces[n] for p, n in zip(back[0].runs.parts, back[0].runs.names) if n)
+
+
+def _reference_key(item: EvidenceItem, flat: tuple) -> str:
+    """An item's key as its definition says: its runs joined by ",", or past 20 their count
+    and the digest of that text."""
+    import hashlib
+
+    runs = ",".join(flat)
+    if len(flat) > 20:
+        runs = f"{len(flat)} runs {hashlib.sha256(runs.encode()).hexdigest()[:32]}"
+    return "|".join((item.hypothesis, item.rule, item.verdict, runs, item.reason))
+
+
+@st.composite
+def long_comparisons(draw) -> list[tuple]:
+    """As :func:`comparisons`, the pools long enough that an item names more than 20 runs."""
+    out = []
+    for config in draw(st.lists(part, min_size=1, max_size=3, unique=True)):
+        ids = [f"{i}" for i in range(draw(st.integers(1, 30)))]
+        out.append((f"{config}\x1facc", Keys.suffixed(SEP.join(ids), f"/{config}", len(ids))))
+    parts: list[tuple] = []
+    for _ in range(draw(st.integers(1, 4))):
+        parts.append(draw(st.sampled_from(out)) if draw(st.booleans())
+                     else (None, draw(st.lists(key, max_size=4))))
+    return parts
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(comparisons(), long_comparisons()))
+def test_an_items_key_is_its_runs_digest_however_they_are_kept(parts) -> None:
+    """Worked out part by part (a pool's text encoded once for the items that name it), the key
+    is what joining every run and hashing the text gives: the same for the runs as a tuple, as
+    one text, as parts, and read back."""
+    runs = merged(parts)
+    flat = tuple(runs)
+    ways = [runs, flat, Keys(SEP.join(flat), len(flat))]
+    pieces = {name: keys for name, keys in parts if name}
+    for runs_kept in ways:
+        item = EvidenceItem("h", "predicts:r", "supports", "because", runs_kept)
+        assert item.key == _reference_key(item, flat)
+        back = EVIDENCE.decode(EVIDENCE.encode([item]))
+        EVIDENCE.resolve(back, lambda what: pieces[what])
+        back[0].__dict__.pop("key", None)  # worked out again from the runs read back
+        assert back[0].key == item.key

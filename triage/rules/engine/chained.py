@@ -47,6 +47,15 @@ class Chained(Keys):
     def joined(self, sep: str) -> str:
         return sep.join(p.joined(sep) for p in self.parts if p)
 
+    def hash_into(self, h: Any, keep: bool = False) -> None:
+        first = True
+        for part, name in zip(self.parts, self.names):
+            if part:
+                if not first:
+                    h.update(b",")
+                part.hash_into(h, keep=name is not None)  # a pool's text, for the next item naming it
+                first = False
+
     def _all(self) -> tuple[str, ...]:
         if self._items is None:
             self._items = tuple(chain.from_iterable(p.passing() for p in self.parts))

@@ -66,6 +66,20 @@ def named(keys: Sequence[str], head: int) -> list[str]:
         for tail in rest]
 
 
+def runs_digest(runs: Sequence[str]) -> str:
+    """The first 32 hex digits of the SHA-256 of ``runs`` joined by ",": how an evidence item
+    names more than a few runs (:attr:`~triage.rules.engine.records.EvidenceItem.key`).  Keys
+    made of parts are hashed part by part, a pool's text made once however many items name it."""
+    import hashlib
+
+    h = hashlib.sha256()
+    if isinstance(runs, Keys):
+        runs.hash_into(h)
+    else:
+        h.update(",".join(runs).encode())
+    return h.hexdigest()[:32]
+
+
 def configs_of(keys: Iterable[str]) -> list[str]:
     """Every config the run keys may be of (each "/"-split of each key), once each, in order:
     from the distinct texts after the keys' first "/", not from each key."""
@@ -80,7 +94,7 @@ class Keys(Sequence[str]):
     reads the whole text, so that reading a config's facts back costs no
     pass over its thousands of keys."""
 
-    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len", "_tails")
+    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len", "_tails", "_comma")
 
     def __init__(self, text: str = "", count: Optional[int] = None) -> None:
         self._text: Optional[str] = text  # the keys joined by SEP ("" for none); None: not made yet
@@ -89,6 +103,7 @@ class Keys(Sequence[str]):
         self._items: Optional[tuple[str, ...]] = None
         self._len = count
         self._tails: Optional[tuple[str, ...]] = None  # what follows each key's first "/" (tails())
+        self._comma: Optional[bytes] = None  # the keys joined by "," as UTF-8, once hashed as a pool (hash_into)
 
     @classmethod
     def of(cls, keys: Iterable[str]) -> Keys:
@@ -275,6 +290,17 @@ class Keys(Sequence[str]):
     def joined(self, sep: str) -> str:
         """The keys joined by ``sep`` (``sep.join(keys)``) without splitting them."""
         return self.text.replace(SEP, sep)
+
+    def hash_into(self, h: Any, keep: bool = False) -> None:
+        """Feed ``h`` (a :mod:`hashlib` hash) the keys joined by "," as UTF-8 (``keep``: keep
+        that text, for the next item that names these keys: a pool's)."""
+        if self._comma is not None:
+            h.update(self._comma)
+            return
+        text = self.joined(",").encode()
+        if keep:
+            self._comma = text
+        h.update(text)
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, Keys):
@@ -490,6 +516,11 @@ class Lazy(Sequence[Any]):
     def text(self) -> str:
         if not isinstance(self._text, str):
             self._text = self._text()
+        return self._text
+
+    @property
+    def source(self) -> Union[str, Callable[[], str]]:
+        """The text, or the function that reads it if nothing has asked for it yet."""
         return self._text
 
     def _all(self) -> tuple:

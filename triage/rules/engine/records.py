@@ -8,7 +8,7 @@ from enum import Enum
 from itertools import compress, islice
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence
 
-from triage.rules.engine.keys import SEP, Keys, configs_of, joined_text, keys_text, splits
+from triage.rules.engine.keys import SEP, Keys, configs_of, joined_text, keys_text, runs_digest, splits
 from triage.rules.language.schema import (
     BisectSpec,
     HypothesisSpec,
@@ -84,11 +84,10 @@ class EvidenceItem:
 
     @cached_property
     def key(self) -> str:
-        runs = self.runs.joined(",") if isinstance(self.runs, Keys) else ",".join(self.runs)
         if len(self.runs) > 20:  # a summary of many runs: their digest, not thousands of keys
-            import hashlib
-
-            runs = f"{len(self.runs)} runs {hashlib.sha256(runs.encode()).hexdigest()[:32]}"
+            runs = f"{len(self.runs)} runs {runs_digest(self.runs)}"
+        else:
+            runs = self.runs.joined(",") if isinstance(self.runs, Keys) else ",".join(self.runs)
         return "|".join((self.hypothesis, self.rule, self.verdict, runs, self.reason))
 
     @property
