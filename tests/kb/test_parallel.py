@@ -304,6 +304,26 @@ def test_an_import_evaluated_by_two_processes_stores_and_reports_the_same(rules_
 
 
 @needs_fork
+def test_a_helper_sends_the_long_texts_its_pieces_left_unread(rules_dir, tmp_path) -> None:
+    """A run that decides nothing, imported into an evaluated investigation: the helper updates
+    its config's facts from the stored ones, whose long texts it leaves unread (kept apart in
+    the knowledge base).  It sends them read: what it worked out is taken in, and the
+    evaluation is the one process's."""
+    base = next(r for r in map(json.loads, EXAMPLE_RUNS.read_text().splitlines())
+                if r["config"] == "kimik26-fp8-1k1k-1p1d")
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps({**base, "run_id": "9001", "status": "timeout", "metrics": {},
+                                "time": "2026-12-01T00:00:00Z"}) + "\n")
+    for name in ("alone", "helped"):
+        _import(str(tmp_path / f"{name}.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
+    _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"}, more, new=1)
+    seen = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "WAIT_FOR_HELPER": "1"},
+                   more, new=1)
+    assert seen["helped"] == 1 and seen["adopted"] > 0
+    _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
+
+
+@needs_fork
 def test_a_full_report_evaluated_by_two_processes_stores_and_reports_the_same(rules_dir, tmp_path) -> None:
     """`report --full` of a large investigation forks a helper too (the threshold set low here)."""
     full = ("report", "--pr", "30433", "--format", "json", "--full")

@@ -5,7 +5,7 @@ numbers, as JSON holds them, decoded the same)."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from msgspec.msgpack import decode as unpack
 from msgspec.msgpack import encode as pack
@@ -16,7 +16,7 @@ from triage.kb import tables
 from triage.kb.db import json_text
 from triage.kb.investigations import _json_decode
 from triage.rules.engine.facts import APART
-from triage.rules.engine.memo import Memo
+from triage.rules.engine.memo import Memo, Reads
 
 #: The piece that holds what every piece rests on.
 KEY = ""
@@ -89,15 +89,16 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
         stale = [n for n in stored if n not in same]  # of no use, or stored otherwise
     else:
         names = [KEY, *(n for n in memo.worked if n in memo.pieces)]
-        same = set()
-        stale = [row for n in names + [n for n in memo.stored if n not in memo.pieces] for row in _row_names(n)]
+        same = {APART_ROW + n for n in names if _apart_kept(memo, n)}
+        stale = [row for n in names + [n for n in memo.stored if n not in memo.pieces] for row in _row_names(n)
+                 if row not in same]
     # A few megabytes at a time: the pieces of a large investigation name many runs,
     # and all of their data at once would be the evaluation's peak of memory.
     rows, size, wrote = [], 0, bool(stale)
     for n in names:
         if same and all(row in same for row in _row_names(n)):
             continue  # stored as it is: not encoded again
-        for name, reads, data in _rows(memo, n):
+        for name, reads, data in _rows(memo, n, only=n if APART_ROW + n in same else None):
             if name in same:
                 continue
             rows.append(dict(investigation_id=iid, name=name, reads=reads, data=data))
@@ -126,6 +127,31 @@ def _rows(memo: Memo, name: str, only: Optional[str] = None) -> list[tuple[str, 
         texts = [data[p] if isinstance(data[p], str) else data[p]() for p in places]  # a stored one's: read now
         out.append((APART_ROW + name, "[]", pack(texts)))
     return out
+
+
+def _apart_kept(memo: Memo, name: str) -> bool:
+    """Whether a piece worked out again keeps the long texts of the stored one, unread (the
+    same functions that would read them): its row of them stands as it is."""
+    places = APART.get(name[:2], ())
+    kept = memo.stored.get(name)
+    if not places or kept is None:
+        return False
+    data, was = memo.pieces[name][1], kept[1]
+    return all(data[p] is was[p] and callable(was[p]) for p in places)
+
+
+def plain(name: str, piece: tuple[Reads, Any]) -> tuple[Reads, Any]:
+    """A piece with its long texts kept apart read (:func:`load` leaves them unread): as it is
+    sent to another process."""
+    reads, data = piece
+    places = APART.get(name[:2], ())
+    if not any(callable(data[p]) for p in places):
+        return piece
+    row = list(data)
+    for p in places:
+        if callable(row[p]):
+            row[p] = row[p]()
+    return reads, row
 
 
 def _row_names(name: str) -> list[str]:

@@ -336,8 +336,14 @@ class _Distinct:
     def __init__(self, old: Sequence[tuple]) -> None:
         self.lazy = isinstance(old, Lazy) and not old.decoded
         self.old = old
-        self.items: list = old.raws() if self.lazy else list(old)  # type: ignore[union-attr]
+        self._items: Optional[list] = None  # read when a valid run is added
         self.added: list[tuple] = []
+
+    @property
+    def items(self) -> list:
+        if self._items is None:
+            self._items = self.old.raws() if self.lazy else list(self.old)  # type: ignore[union-attr]
+        return self._items
 
     def place(self, prov: tuple) -> int:
         """Where ``prov`` stands among them, added last if it is new."""
@@ -359,6 +365,8 @@ class _Distinct:
         """Every one, in place: the stored text with the new ones after it."""
         if not self.lazy:
             return tuple(self.items)
+        if not self.added:
+            return self.old  # as stored, read or not
         return self.old.appended([dict(p) for p in self.added])  # type: ignore[union-attr]
 
     def every(self) -> list[tuple]:
@@ -415,11 +423,14 @@ def _encode(f: ConfigFacts) -> list:
             f.newest_time, f.untimed, f.untimed_valid, [list(pair) for pair in f.newest_provenance]]
 
 
-def _text(value: Any, rows: Any) -> str:
-    """A long list as its JSON text: the text it was read back from, if it is that still."""
+def _text(value: Any, rows: Any) -> Any:
+    """A long list as its JSON text: the text it was read back from, if it is that still; the
+    function that reads that text, if nothing has read it (the stored text stands: an add-run
+    of a run that decides nothing leaves a wide base's megabytes of provenances unread and
+    unwritten, :func:`triage.kb.pieces.save`)."""
     from msgspec.json import encode
 
-    return value.text if isinstance(value, Lazy) else encode(rows()).decode()
+    return value.source if isinstance(value, Lazy) else encode(rows()).decode()
 
 
 def _provenance(row: dict) -> tuple:
