@@ -130,8 +130,8 @@ def _rows(memo: Memo, name: str, only: Optional[str] = None) -> list[tuple[str, 
 
 
 def _apart_kept(memo: Memo, name: str) -> bool:
-    """Whether a piece worked out again keeps the long texts of the stored one, unread (the
-    same functions that would read them): its row of them stands as it is."""
+    """Whether a piece worked out again keeps the long texts of the stored one (the same
+    functions that read them, whether something did or not): its row of them stands as it is."""
     places = APART.get(name[:2], ())
     kept = memo.stored.get(name)
     if not places or kept is None:

@@ -224,7 +224,10 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             metrics.update(r.metrics)
             if metric in r.metrics and r.metrics[metric][1]:
                 ns.add(r.metrics[metric][1])
-            place = provenances.place(tuple(r.provenance.items()))
+            prov = tuple(r.provenance.items())
+            # a repeat of the newest valid run's provenance (a re-run of the same build) takes its
+            # place, without a look into the distinct ones (one per run where each records its own sha)
+            place = valid_provenance[-1] if valid_provenance and prov == newest_provenance else provenances.place(prov)
             if vpos < len(valid_provenance) and place not in valid_provenance[:vpos]:
                 kept_places = False
             valid_provenance.insert(vpos, place)
@@ -314,15 +317,21 @@ class _Groups:
         mine = self.into[self.config]
         if not mine:
             return {}, self.old
-        text = self.old.text
-        added = []
-        for prov, g in mine.items():
+        added, changed = [], []
+        for prov, g in list(mine.items()):
             row = encode(_row(g)).decode()
             at = self.place[prov]
             if at is None:
                 added.append(row)
+            elif (was := bytes(self.raws[at]).decode()) == row:  # type: ignore[index]
+                del mine[prov]  # a repeat within the group's lowest and highest: as it was
             else:
-                text = text.replace(bytes(self.raws[at]).decode(), row, 1)  # type: ignore[index]
+                changed.append((was, row))
+        if not mine:
+            return {}, self.old
+        text = self.old.text
+        for was, row in changed:
+            text = text.replace(was, row, 1)
         if added:
             text = (text[:-1] + "," if text != "[]" else "[") + ",".join(added) + "]"
         return mine, Lazy(text, _group)

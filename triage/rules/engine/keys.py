@@ -506,11 +506,12 @@ class Lazy(Sequence[Any]):
     by ``make`` when something first looks into it.  The text itself may be kept
     elsewhere: given as a function, it is read when first asked for."""
 
-    __slots__ = ("_text", "_make", "_items")
+    __slots__ = ("_text", "_make", "_items", "_reader")
 
     def __init__(self, text: Union[str, Callable[[], str]], make: Any) -> None:
         self._text, self._make = text, make
         self._items: Optional[tuple] = None
+        self._reader = None if isinstance(text, str) else text
 
     @property
     def text(self) -> str:
@@ -520,8 +521,9 @@ class Lazy(Sequence[Any]):
 
     @property
     def source(self) -> Union[str, Callable[[], str]]:
-        """The text, or the function that reads it if nothing has asked for it yet."""
-        return self._text
+        """The function that reads the text, if it was given one (read or not: what it reads is
+        this list still), else the text."""
+        return self._reader if self._reader is not None else self._text
 
     def _all(self) -> tuple:
         if self._items is None:
