@@ -236,6 +236,11 @@ if os.environ.get("WAIT_FOR_HELPER"):  # this process starts once the helper has
             time.sleep(0.005)
         return take(self, order, who, bisects=bisects)
     parallel._Units.take = _take
+if os.environ.get("HELPER_ALONE"):  # this process takes no unit: the helper works out every one
+    take_ = parallel._Units.take
+    def _take(self, order, who, *, bisects, take=take_):
+        return iter(()) if who == parallel._MINE else take(self, order, who, bisects=bisects)
+    parallel._Units.take = _take
 from triage.cli import main
 try:
     main(sys.argv[1:])
@@ -317,7 +322,7 @@ def test_a_helper_sends_the_long_texts_its_pieces_left_unread(rules_dir, tmp_pat
     for name in ("alone", "helped"):
         _import(str(tmp_path / f"{name}.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"})
     _import(str(tmp_path / "alone.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "off"}, more, new=1)
-    seen = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "WAIT_FOR_HELPER": "1"},
+    seen = _import(str(tmp_path / "helped.sqlite"), rules_dir, {"TRIAGE_PARALLEL_RUNS": "1", "HELPER_ALONE": "1"},
                    more, new=1)
     assert seen["helped"] == 1 and seen["adopted"] > 0
     _same_evaluation(tmp_path / "alone.sqlite", tmp_path / "helped.sqlite", rules_dir)
