@@ -80,14 +80,16 @@ def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bo
 
 def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full: bool = False,
                   helper: Any = None, keep: bool = True, read: bool = True,
-                  fp: Optional[str] = None) -> tuple[Any, Any, dict, dict]:
+                  fp: Optional[str] = None, json: bool = False) -> tuple[Any, Any, dict, dict]:
     """:func:`evaluate`, and the view model with the newest ``runs`` runs, kept
     for the next report of an unchanged knowledge base (unless ``keep=False``).
 
     A long list of the stored view made of what this one's would be is kept as it is, not
     built again (unless ``full``); ``read=False``: the caller does not read the model, and
     such a list stays :class:`~triage.render.model.Kept` in it.  ``fp``: the knowledge base's
-    :func:`~triage.kb.snapshot.fingerprint` for ``inv``, if the caller has it."""
+    :func:`~triage.kb.snapshot.fingerprint` for ``inv``, if the caller has it.  ``json``: the
+    caller prints the JSON report alone: a stored view that stands is given as its kept JSON
+    report, if it has one (:func:`_stored_view`)."""
     from triage.kb import snapshot
     from triage.render.report import build
 
@@ -99,7 +101,7 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
     early: dict = {}
 
     def meanwhile() -> None:  # a whole evaluation's: it may find every piece stored (see below)
-        early["kept"] = snapshot.read(s, inv.id, fp)
+        early["kept"] = _stored_view(s, inv.id, fp, json)
 
     # the view reads its runs from the source
     bundle, ev, changed, as_stored = _evaluate(s, inv, runs=False, full=full, helper=helper, keep=keep,
@@ -111,7 +113,7 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
         # version (which says whether the view's "seen elsewhere" still holds).
         kept = early.get("kept")
         if "kept" not in early or kept is not None and kept["others"] != snapshot.others(s):
-            kept = snapshot.read(s, inv.id, fp)
+            kept = _stored_view(s, inv.id, fp, json)
         if kept is not None:
             return bundle, ev, changed, kept["model"]
     if not stored:
@@ -125,6 +127,30 @@ def evaluate_kept(s: Any, inv: Any, runs: Optional[int] = DEFAULT_RUNS, *, full:
                 if h.id in ev.untested]
     snapshot.write(s, inv.id, fp, {"model": model, "untested": untested}, made)
     return bundle, ev, changed, snapshot.kept_parts(s, inv.id, model) if same and read else model
+
+
+def _stored_view(s: Any, iid: str, fp: str, json: bool) -> Optional[dict]:
+    """The stored view derived from ``fp`` (:func:`triage.kb.snapshot.read`); for a caller that
+    prints its JSON report alone (``json``), without its long lists if it keeps that report, the
+    report in their place (:data:`triage.render.report.JSON_TEXT`)."""
+    from triage.kb import snapshot
+    from triage.render.report import JSON_TEXT
+
+    text = snapshot.read_json(s, iid, fp) if json else None
+    kept = snapshot.read(s, iid, fp, parts=text is None)
+    if kept is not None and text is not None:
+        kept["model"][JSON_TEXT] = text
+    return kept
+
+
+def _keep_json(s: Any, iid: str, fp: str, view: dict) -> None:
+    """Keep the JSON report of the stored view ``view`` (derived from ``fp``) with it, for its
+    next JSON reports (:func:`triage.render.report.json_template`)."""
+    from triage.kb import snapshot
+    from triage.render.report import JSON_TEXT, json_template
+
+    view[JSON_TEXT] = text = json_template(view)
+    snapshot.write_json(s, iid, fp, text)
 
 
 def _keepable(s: Any, iid: str, ev: Any, made: dict) -> list[str]:
@@ -147,22 +173,27 @@ def _keepable(s: Any, iid: str, ev: Any, made: dict) -> list[str]:
 
 
 def model(s: Any, inv: Any, *, runs: Optional[int] = DEFAULT_RUNS, full: bool = False, helper: Any = None,
-          keep: bool = True) -> dict:
+          keep: bool = True, json: bool = False) -> dict:
     """The view model of ``inv`` (``model["since"]`` left for the caller): the stored one
     when nothing it rests on changed (unless ``full``, or another count of ``runs``),
     else from an evaluation, stored for the next reader unless ``keep=False``;
-    with "Seen elsewhere" and what autopilot started."""
+    with "Seen elsewhere" and what autopilot started.  ``json``: the caller prints the JSON
+    report alone (:func:`triage.render.report.to_json`, without ``since``): the stored view's is
+    kept with it, and printed as kept, its long lists not read (:func:`_stored_view`)."""
     from triage.kb import snapshot, store
-    from triage.render.report import dispatch_lines
+    from triage.render.report import JSON_TEXT, dispatch_lines
     from triage.rules.next.similar import DEFAULT_THRESHOLD
 
     fp = snapshot.fingerprint(s, inv.id)
-    kept = None if full or runs != DEFAULT_RUNS else snapshot.read(s, inv.id, fp)
+    json = json and keep and runs == DEFAULT_RUNS
+    kept = None if full or runs != DEFAULT_RUNS else _stored_view(s, inv.id, fp, json)
     if kept is not None:
         view, no_recipe = kept["model"], [Untested(**h) for h in kept["untested"]]
     else:
-        bundle, ev, _, view = evaluate_kept(s, inv, runs, full=full, helper=helper, keep=keep, fp=fp)
+        bundle, ev, _, view = evaluate_kept(s, inv, runs, full=full, helper=helper, keep=keep, fp=fp, json=json)
         no_recipe = [Untested(h.id, h.title, h.text or "") for h in bundle.hypotheses if h.id in ev.untested]
+    if json and JSON_TEXT not in view:
+        _keep_json(s, inv.id, fp, view)
     if kept is not None and "similar" in kept:
         view["similar"] = kept["similar"]
     else:

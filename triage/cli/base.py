@@ -245,13 +245,13 @@ def _progress(what: str, total: Optional[int]) -> Iterator[Optional[Callable[[in
 
 def _model(pr: int, repo: Optional[str], since: Optional[str] = None, *, runs: Optional[int] = 50,
            full: bool = False, emit: Optional[Callable[[dict], None]] = None,
-           writes: bool = False) -> tuple[str, dict]:
+           writes: bool = False, json: bool = False) -> tuple[str, dict]:
     """The knowledge base's URL and one investigation's view (:func:`triage.usecases.report.view`);
-    ``writes``: the command goes on to write (post)."""
+    ``writes``: the command goes on to write (post); ``json``: ``emit`` prints the JSON report alone."""
     from triage.usecases.report import view
 
     url, _ = _open(writes=writes)
-    return url, view(url, pr, repo, since, runs=runs, full=full, emit=emit, settings=state.settings)
+    return url, view(url, pr, repo, since, runs=runs, full=full, emit=emit, settings=state.settings, json=json)
 
 
 def _templates(given: Optional[str]) -> tuple[str, ...]:

@@ -81,7 +81,7 @@ def report(
             text = render.to_markdown(model, _templates(templates))
         _write(text, output)
 
-    _model(pr, repo, since, runs=_runs_limit(runs), full=full, emit=emit)
+    _model(pr, repo, since, runs=_runs_limit(runs), full=full, emit=emit, json=format == "json")
 
 
 bisect_app = typer.Typer(no_args_is_help=False, subcommand_metavar="[mark ...]")

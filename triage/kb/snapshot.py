@@ -94,11 +94,13 @@ def stands(s: Session, iid: str) -> bool:
     return s.execute(select(t.c.fingerprint).where(t.c.investigation_id == iid)).scalar() == fingerprint(s, iid)
 
 
-def read(s: Session, iid: str, fp: str) -> Optional[dict]:
+def read(s: Session, iid: str, fp: str, *, parts: bool = True) -> Optional[dict]:
     """The stored evaluation of ``iid`` if it was derived from ``fp``, else None.
 
     Its ``similar`` ("Seen elsewhere") is there only while no evaluation has
     changed stored evidence since it was computed (see :func:`others`).
+    ``parts=False``: the view's long lists are not read (None in the model), for a caller
+    that prints the JSON report kept with it (:func:`read_json`).
     """
     from triage.kb.evaluations import EVIDENCE_VERSION
 
@@ -115,11 +117,15 @@ def read(s: Session, iid: str, fp: str) -> Optional[dict]:
     named = data.pop(PARTS, None)
     if named:
         p = tables.SnapshotPart
-        kept = {name: (digest, text) for name, digest, text in s.execute(
-            select(p.c.name, p.c.digest, p.c.data).where(p.c.investigation_id == iid))}
+        mine = (p.c.investigation_id == iid, p.c.name != JSON_PART)
+        if parts:
+            kept = {name: (digest, text) for name, digest, text in s.execute(
+                select(p.c.name, p.c.digest, p.c.data).where(*mine))}
+        else:  # what each is named by, not its text
+            kept = {name: (digest, None) for name, digest in s.execute(select(p.c.name, p.c.digest).where(*mine))}
         if any(kept.get(name, ("",))[0] != digest for name, digest in named.items()):
             return None  # a part it names is not kept as it was: no stored view
-        for name in named:
+        for name in named if parts else ():
             data["model"][name] = decode(kept[name][1])
     data["others"] = row[4] or ""  # "": no evaluation has stored a version yet
     if row[2] is not None and row[2] == data["others"] and row[3] is not None:
@@ -144,6 +150,30 @@ def write_similar(s: Session, iid: str, version: Optional[str], similar: list) -
     if s.execute(select(t.c.others, t.c.similar).where(t.c.investigation_id == iid)).first() == (version, text):
         return  # kept already (an update writes the row again, the view's megabytes with it)
     s.execute(update(t).where(t.c.investigation_id == iid).values(others=version, similar=text))
+
+
+#: The part that keeps the stored view's JSON report (:func:`triage.render.report.json_template`),
+#: under the view's fingerprint: written by the view's first JSON report, and, named by no view,
+#: deleted whenever a view is written (:func:`_write_parts`).
+JSON_PART = "~json"
+
+
+def read_json(s: Session, iid: str, fp: str) -> Optional[str]:
+    """The JSON report kept with the stored view of ``iid`` derived from ``fp`` (None: none kept)."""
+    t, p = tables.Snapshot, tables.SnapshotPart
+    if s.execute(select(t.c.fingerprint).where(t.c.investigation_id == iid)).scalar() != fp:
+        return None
+    return s.execute(select(p.c.data).where(p.c.investigation_id == iid, p.c.name == JSON_PART,
+                                            p.c.digest == fp)).scalar()
+
+
+def write_json(s: Session, iid: str, fp: str, text: str) -> None:
+    """Keep ``text`` as the JSON report of the stored view of ``iid`` derived from ``fp``."""
+    from sqlalchemy import delete, insert
+
+    p = tables.SnapshotPart
+    s.execute(delete(p).where(p.c.investigation_id == iid, p.c.name == JSON_PART))
+    s.execute(insert(p).values(investigation_id=iid, name=JSON_PART, digest=fp, data=text))
 
 
 PARTS = "parts"  # what the stored view names its parts by: name -> digest of its text

@@ -29,8 +29,18 @@ from triage.render.model import (  # noqa: F401  (the view model's names, as the
     marker,
 )
 
+#: In a view model read back from a stored view: the JSON report of that view kept with it
+#: (:func:`json_template`), which :func:`to_json` then prints.
+JSON_TEXT = "json_text"
+#: What stands for "Seen elsewhere" in a kept JSON report: it changes without the view.
+_SIMILAR = "\x00similar\x00"
+
+
 def to_json(model: dict) -> str:
-    """The JSON report: SPEC keys, stable order."""
+    """The JSON report: SPEC keys, stable order (the kept report of the view, if it has one)."""
+    kept = model.get(JSON_TEXT)
+    if kept is not None and model["since"] is None:
+        return with_similar(kept, model["similar"])
     out = {
         "investigation": model["investigation"],
         "references": model["references"],
@@ -82,6 +92,21 @@ def to_json(model: dict) -> str:
     if model.get("confounds_total", 0) > len(model["confounds"]):
         out["confounds_total"] = model["confounds_total"]
     return jsonout.dumps(out) + "\n"
+
+
+def json_template(model: dict) -> str:
+    """The JSON report of a view, "Seen elsewhere" a mark to put it in (:func:`with_similar`):
+    what a stored view keeps, so that its next JSON reports neither read its long lists back
+    nor write them out again.  The mark is a text holding a NUL, which no text of a knowledge
+    base may hold."""
+    return to_json({k: v for k, v in model.items() if k != JSON_TEXT} | {"similar": _SIMILAR, "since": None})
+
+
+def with_similar(template: str, similar: list) -> str:
+    """A kept JSON report with "Seen elsewhere" put in: at its place (a key of the report's
+    top level), each line of it indented as a value there is."""
+    mark = '"similar": ' + jsonout.dumps(_SIMILAR)
+    return template.replace(mark, '"similar": ' + jsonout.dumps(similar).replace("\n", "\n  "), 1)
 
 
 def to_markdown(model: dict, templates: Union[str, tuple[str, ...], None] = None, *,

@@ -11,7 +11,7 @@ from triage.settings import Settings
 
 def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
          runs: Optional[int] = DEFAULT_RUNS, full: bool = False,
-         emit: Optional[Callable[[dict], None]] = None, settings: Settings = Settings()) -> dict:
+         emit: Optional[Callable[[dict], None]] = None, settings: Settings = Settings(), json: bool = False) -> dict:
     """Evaluate one investigation; its view model.
 
     ``since`` adds the "new since" line: ``last-post``, a time or an age;
@@ -22,14 +22,16 @@ def view(url: str, pr: int, repo: Optional[str], since: Optional[str] = None, *,
     investigation in two processes, from ``settings.parallel_runs`` runs on, as does the first
     evaluation after its rule files or the code changed).  ``emit(model)`` runs before the
     commit: when it fails (the output names a directory, the disk is full)
-    nothing is written.
+    nothing is written.  ``json``: ``emit`` prints the JSON report alone
+    (:func:`triage.render.report.to_json`): the one kept with the stored view is given, without
+    the view's long lists (:func:`triage.views.model`).
     """
     from triage.kb import store
 
     helper = evaluation_helper(url, pr, repo, settings.parallel_runs, full=full)
     try:
         with store.session(url) as s:
-            model = view_in(s, pr, repo, since, runs, full, helper)
+            model = view_in(s, pr, repo, since, runs, full, helper, json=json)
             if emit is not None:
                 emit(model)
             return model
@@ -57,13 +59,13 @@ def evaluation_helper(url: str, pr: int, repo: Optional[str], at: Optional[int],
 
 
 def view_in(s: Any, pr: int, repo: Optional[str], since: Optional[str], runs: Optional[int], full: bool,
-            helper: Any) -> dict:
+            helper: Any, *, json: bool = False) -> dict:
     """:func:`view` in the session ``s``."""
     from triage import views
     from triage.kb import store
 
     inv = store.find_investigation(s, pr, repo)
-    model = views.model(s, inv, runs=runs, full=full, helper=helper)
+    model = views.model(s, inv, runs=runs, full=full, helper=helper, json=json and since is None)
     model["since"] = store.post_since_view(s, inv) if since == "post" else since_view(s, inv, since)
     return model
 
