@@ -209,6 +209,8 @@ Group = tuple[tuple[tuple[str, str], ...], int, tuple[str, float, Optional[int]]
 def group_key(provenance: Mapping[str, str], ignore: set[str]) -> tuple[tuple[str, str], ...]:
     """What a run's group of repeats is known by: its provenance as sorted pairs, less the
     keys ``ignore_provenance`` names (``ignore``)."""
+    if not ignore or ignore.isdisjoint(provenance):  # every key: sorted as they are (no two alike)
+        return tuple(sorted(provenance.items()))
     return tuple(sorted((k, v) for k, v in provenance.items() if k not in ignore))
 
 

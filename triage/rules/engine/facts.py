@@ -12,7 +12,7 @@ recorded, so that merged they read as one pass over every run would.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from triage.rules.engine import summary
 from triage.rules.engine.context import Context, _run_order
@@ -77,6 +77,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
     metric = ctx.spec.metric
     provenances: dict[tuple[tuple[str, str], ...], int] = {}
     place_of: dict[int, int] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its place
+    firsts: list[Mapping[str, str]] = []  # each distinct provenance as the first valid run recorded it
     valid_provenance = []
     metrics: set[str] = set()
     ns: set[int] = set()
@@ -85,6 +86,8 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         place = place_of.get(id(r.provenance))
         if place is None:
             place = place_of[id(r.provenance)] = provenances.setdefault(tuple(r.provenance.items()), len(provenances))
+            if place == len(firsts):
+                firsts.append(r.provenance)
         valid_provenance.append(place)
         mm = r.metrics
         metrics.update(mm)
@@ -109,13 +112,26 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
         groups=tuple(groups.values()),
         unscaled=tuple(ctx.unscaled(runs).items()),
-        provenances=tuple(provenances),
+        provenances=_listed(tuple(provenances), firsts),
         valid_provenance=tuple(valid_provenance),
         newest_time=newest.time or "",
         untimed=sum(1 for r in runs if not r.time),
         untimed_valid=untimed_valid,
         newest_provenance=tuple(valid[-1].provenance.items()) if valid else (),
     )
+
+
+def _listed(provenances: tuple, mappings: list[Mapping[str, str]]) -> Lazy:
+    """A config's distinct provenances (pairs in order), with the JSON text they are stored as,
+    written from the runs' own mappings (:func:`_encode`: a mapping made of each again cost a
+    wide investigation's whole evaluation a twentieth of its facts' time)."""
+    from msgspec.json import encode
+
+    if not all(type(m) is dict for m in mappings):  # (a run given by hand may hold another mapping)
+        mappings = [dict(m) for m in mappings]
+    made = Lazy(encode(mappings).decode(), _provenance)
+    made._items = provenances
+    return made
 
 
 def _say(said: dict[str, list], why: str, run: RunRec, ctx: Context) -> None:
