@@ -365,3 +365,44 @@ def test_the_runs_recorded_since_are_found_by_key_or_by_the_configs_index_alike(
     # new runs that recorded a node: what read the runs with one is read again; none recorded a sha
     assert answers[0][configs[0]][1:] == (False, True)
     assert answers[0][configs[2]] == ([], True, True) and size[configs[2]]
+
+
+def test_the_runs_with_some_provenance_keys_are_told_by_their_configs_runs(cli, rules_dir, tmp_path, url) -> None:
+    """What a bisect reads, a config's runs that recorded some provenance keys, has the config's
+    fingerprint, worked out without a statement of its own.  Runs added since without those keys
+    leave it holding; one added with them, or a run of the config excluded, does not: what read
+    them is worked out again."""
+    from triage.kb import store
+    from triage.kb.runsource import DbSource
+    from triage.rules.engine.source import with_keys
+
+    config = "kimik26-fp8-1k1k-1p1d"
+    records = _records(60, [config, "c3"])
+    for i, r in enumerate(records):
+        r["provenance"] = {"image": "v1", "sha": f"s{i}"} if i % 3 else {"image": "v1"}
+    _imported(cli, url, tmp_path, records)
+    token = with_keys(config, ["sha"])
+
+    def fingerprint() -> str:
+        with store.session(url) as s:
+            source = DbSource(s, store.find_investigation(s, 30433, None).id)
+            with recorded() as sent:
+                fp = source.fingerprint(token)
+            assert sent == []  # no statement
+            assert fp == source.fingerprint(("c", config)) + "|"
+            return fp
+
+    def holds(fp: str) -> bool:
+        with store.session(url) as s:
+            return DbSource(s, store.find_investigation(s, 30433, None).id).holds(token, fp)
+
+    was = fingerprint()
+    assert holds(was)
+    add = ["add-run", "--pr", "30433", "--config", config, "--status", "passed", "--metric", "gsm8k=0.9/1319"]
+    assert cli("--db", url, *add, "--run-id", "n1", "--set", "image=v2").code == 0
+    assert holds(was)  # a run without a sha
+    assert cli("--db", url, *add, "--run-id", "n2", "--set", "sha=abc").code == 0
+    assert not holds(was)
+    was = fingerprint()
+    assert cli("--db", url, "runs", "exclude", "n1", "--pr", "30433", "--because", "a drained node").code == 0
+    assert not holds(was)  # not added to: worked out again

@@ -287,22 +287,20 @@ class DbSource:
             return self._fps.get(name, "")
         if kind == "*":
             return digest(sorted(self._fps.items()))
+        if kind == "p":  # a config's runs that recorded these provenance keys: its config's
+            # fingerprint, while which they hold; after it, whether only runs without the keys
+            # were added is asked (``holds``), not what the runs with them are (a statement that
+            # took every run of the config apart: 14 ms for a base of 9,000 runs, 0.14 s at a
+            # million, for each bisect of a whole evaluation)
+            config, _ = config_and_keys(token)
+            return f"{self._fps[config]}|" if config in self._fps else ""
         fp = self._id_fps.get(token[0] + name)
         if fp is None:
             t = self._t
             q = (select(func.count(), func.max(t.c.pk), func.max(t.c.updated_at), self._times)
-                 .where(t.c.investigation_id == self._iid))
-            if kind == "p":  # a config's runs that recorded these provenance keys
-                config, keys = config_and_keys(token)
-                if config not in self._fps:
-                    return ""
-                q = q.where(t.c.config == config, *(t.c.provenance[k].as_string().isnot(None) for k in keys))
-            else:
-                q = q.where(t.c.run_id == name)
+                 .where(t.c.investigation_id == self._iid, t.c.run_id == name))
             n, top, newest, times = self._s.execute(q).one()
             fp = f"{n}:{top}:{newest}:{times!r}" if n else ""
-            if kind == "p" and fp:  # with its config's: while that holds, so does this (see ``holds``)
-                fp = f"{self._fps[config]}|{fp}"
             self._id_fps[token[0] + name] = fp
         return fp
 
@@ -310,20 +308,21 @@ class DbSource:
         """Whether the runs ``token`` names still have ``fingerprint``.  The runs of a
         config that recorded some provenance keys are among the config's runs: while
         the config's fingerprint is the one they were read with, they are as they were,
-        without a query."""
+        without a query; after runs were only added to it, as long as none of those
+        recorded the keys.  Any other change to the config's runs (one excluded, written
+        again) is taken for a change to them: what read them is worked out again."""
         if token[0] == "p" and "|" in fingerprint:
             config, keys = config_and_keys(token)
             was = fingerprint.partition("|")[0]
             if was == self._fps.get(config):
                 return True
             top = self._since(config, was)
-            if top is not None:  # only new runs since: unchanged unless one of them recorded the keys
-                t = self._t
-                q = select(func.count()).where(*self._above(config, top),
-                                               *(t.c.provenance[k].as_string().isnot(None) for k in keys))
-                if self._s.execute(q).scalar() == 0:
-                    return True
-            return self.fingerprint(token).partition("|")[2] == fingerprint.partition("|")[2]
+            if top is None:
+                return False
+            t = self._t  # only new runs since: unchanged unless one of them recorded the keys
+            q = select(func.count()).where(*self._above(config, top),
+                                           *(t.c.provenance[k].as_string().isnot(None) for k in keys))
+            return self._s.execute(q).scalar() == 0
         return self.fingerprint(token) == fingerprint
 
     def __repr__(self) -> Any:
