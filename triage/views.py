@@ -146,10 +146,11 @@ def _stored_view(s: Any, iid: str, fp: str, json: bool) -> Optional[dict]:
 def _keep_json(s: Any, iid: str, fp: str, view: dict) -> None:
     """Keep the JSON report of the stored view ``view`` (derived from ``fp``) with it, for its
     next JSON reports (:func:`triage.render.report.json_template`)."""
-    from triage.kb import snapshot
+    from triage.kb import snapshot, store
     from triage.render.report import JSON_TEXT, json_template
 
     view[JSON_TEXT] = text = json_template(view)
+    store.lock_investigation(s, iid)  # two reports at once keep it in turn, as evaluations store theirs
     snapshot.write_json(s, iid, fp, text)
 
 

@@ -113,3 +113,38 @@ def _model(other: object) -> dict:
             "changes")
     return {**{k: other for k in keys}, "hypotheses": [], "runs": [], "experiments": [], "bisects": [],
             "suggestions": [], "confounds": [other], "similar": [], "since": None}
+
+
+def test_two_reports_keep_the_json_report_in_turn(cli, rules_dir, url) -> None:
+    """Two JSON reports of one view at once, neither finding its report kept: each keeps it in
+    its turn (the investigation held, as evaluations hold it), neither fails on the other's."""
+    import threading
+
+    from triage import views
+    from triage.kb import snapshot, store
+
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "text").code == 0  # the view, no JSON kept
+    assert _kept_json(url) == []
+    errors: list = []
+
+    def second() -> None:
+        try:
+            with store.session(url) as s:
+                inv = store.find_investigation(s, 30433, None)
+                views.model(s, inv, json=True)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    with store.session(url) as s:
+        inv = store.find_investigation(s, 30433, None)
+        views.model(s, inv, json=True)  # keeps it, not committed yet
+        other = threading.Thread(target=second)
+        other.start()
+        other.join(0.5)  # waits for this transaction
+    other.join(30)
+    assert not other.is_alive() and errors == []
+    assert len(_kept_json(url)) == 1
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        assert snapshot.read_json(s, iid, snapshot.fingerprint(s, iid)) is not None
