@@ -159,10 +159,10 @@ JSON_PART = "~json"
 
 
 def read_json(s: Session, iid: str, fp: str) -> Optional[str]:
-    """The JSON report kept with the stored view of ``iid`` derived from ``fp`` (None: none kept)."""
-    t, p = tables.Snapshot, tables.SnapshotPart
-    if s.execute(select(t.c.fingerprint).where(t.c.investigation_id == iid)).scalar() != fp:
-        return None
+    """The JSON report kept with the stored view of ``iid`` derived from ``fp`` (None: none kept).
+    Whether that view stands is :func:`read`'s to tell (``parts=False``), which its caller asks
+    next: it is not asked twice."""
+    p = tables.SnapshotPart
     return s.execute(select(p.c.data).where(p.c.investigation_id == iid, p.c.name == JSON_PART,
                                             p.c.digest == fp)).scalar()
 

@@ -129,9 +129,7 @@ def _listed(provenances: tuple, mappings: list[Mapping[str, str]]) -> Lazy:
 
     if not all(type(m) is dict for m in mappings):  # (a run given by hand may hold another mapping)
         mappings = [dict(m) for m in mappings]
-    made = Lazy(encode(mappings).decode(), _provenance)
-    made._items = provenances
-    return made
+    return Lazy(encode(mappings).decode(), _provenance, provenances)
 
 
 def _say(said: dict[str, list], why: str, run: RunRec, ctx: Context) -> None:
@@ -248,7 +246,7 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
                 kept_places = False
             valid_provenance.insert(vpos, place)
             if vpos == len(valid) - 1:  # the newest valid run now
-                newest_provenance = tuple(r.provenance.items())
+                newest_provenance = prov
         else:
             invalid.append((ctx.order(r), r.key, ctx.invalid_reason(r, brief=True) or ""))
             _say(said, why, r, ctx)

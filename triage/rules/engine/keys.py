@@ -508,9 +508,9 @@ class Lazy(Sequence[Any]):
 
     __slots__ = ("_text", "_make", "_items", "_reader")
 
-    def __init__(self, text: Union[str, Callable[[], str]], make: Any) -> None:
+    def __init__(self, text: Union[str, Callable[[], str]], make: Any, items: Optional[tuple] = None) -> None:
         self._text, self._make = text, make
-        self._items: Optional[tuple] = None
+        self._items: Optional[tuple] = items  # given: what ``make`` would give of the text, known already
         self._reader = None if isinstance(text, str) else text
 
     @property
