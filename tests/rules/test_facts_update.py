@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace as changed  # a run with some fields changed
 
 from triage.rules.engine.context import Context
 from triage.rules.engine.facts import FACTS, config_facts, updated
@@ -42,7 +43,7 @@ def _run(i: int, spec: tuple, before: list):
     excluded = status == "excluded"
     status = "failed" if excluded else status
     metrics = {} if status in ("crashed", "error") else {"gsm8k": (value, n), **({"ttft": (1.5, None)} if i % 3 else {})}
-    return replace(BASE[0], run_id=f"new-{i}", status=status, metrics=metrics, provenance=dict(prov), time=time,
+    return changed(BASE[0], run_id=f"new-{i}", status=status, metrics=metrics, provenance=dict(prov), time=time,
                    excluded=excluded, excluded_reason="drained" if excluded else None,
                    signature="init-abort" if sig and status in ("crashed", "error") else None, note=None)
 
@@ -190,7 +191,7 @@ def test_trailing_invalid_runs_are_counted_as_a_newest_first_walk_reads_them(run
     from triage.rules.engine.context import _run_order
     from triage.rules.engine.facts import _trailing
 
-    recs = [replace(BASE[0], run_id=f"t{i}", time=when) for i, (when, _) in enumerate(runs)]
+    recs = [changed(BASE[0], run_id=f"t{i}", time=when) for i, (when, _) in enumerate(runs)]
     why = {id(r): "crashed" for r, (_, ok) in zip(recs, runs) if not ok}  # those that decide nothing
     walked = 0
     for r in sorted(recs, key=_run_order, reverse=True):  # what the count means

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace as changed  # a run with some fields changed
 
 from triage.rules.engine.evaluate import evaluate
 from triage.rules.engine.memo import Memo
@@ -31,7 +32,7 @@ def test_a_new_run_works_out_only_what_reads_its_config() -> None:
     evaluate(replace(INV, runs=RUNS), memo)
     assert len(memo.worked) == len(memo.pieces)  # the first evaluation works out every piece
     config = "kimik26-fp8-1k1k-1p1d-page256"
-    runs = RUNS + [replace(RUNS[0], run_id="1", config=config, status="passed", metrics={"gsm8k": (0.94, 1319)},
+    runs = RUNS + [changed(RUNS[0], run_id="1", config=config, status="passed", metrics={"gsm8k": (0.94, 1319)},
                            provenance={}, time="2026-08-01T00:00:00+00:00")]
     memo = through_storage(memo)
     evaluate(replace(INV, runs=runs), memo)
@@ -48,12 +49,12 @@ def test_a_recipes_confounds_are_worked_out_again_only_when_its_base_run_changes
     on_base = [f"c:{r.id}" for r in INV.recipes if r.base == base and not r.base_run]
     memo = Memo()
     evaluate(replace(INV, runs=RUNS), memo)
-    crashed = replace(RUNS[0], run_id="1", config=base, status="crashed", metrics={}, provenance={},
+    crashed = changed(RUNS[0], run_id="1", config=base, status="crashed", metrics={}, provenance={},
                       time="2026-08-01T00:00:00+00:00")
     memo = through_storage(memo)
     evaluate(replace(INV, runs=RUNS + [crashed]), memo)
     assert on_base and f"f:{base}" in memo.worked and not set(on_base) & set(memo.worked)
-    valid = replace(crashed, run_id="2", status="failed", metrics={"gsm8k": (0.88, 1319)}, provenance={"sha": "x"})
+    valid = changed(crashed, run_id="2", status="failed", metrics={"gsm8k": (0.88, 1319)}, provenance={"sha": "x"})
     memo = through_storage(memo)
     ev = evaluate(replace(INV, runs=RUNS + [crashed, valid]), memo)
     whole = evaluate(replace(INV, runs=RUNS + [crashed, valid]))
@@ -95,12 +96,12 @@ def test_a_recipes_shown_runs_are_read_again_only_when_its_runs_change() -> None
     shown = [f"x:{r.id}" for r in INV.recipes]
     memo = Memo()
     evaluate(replace(INV, runs=RUNS), memo)
-    valid = replace(RUNS[0], run_id="1", config=base, status="failed", metrics={"gsm8k": (0.88, 1319)},
+    valid = changed(RUNS[0], run_id="1", config=base, status="failed", metrics={"gsm8k": (0.88, 1319)},
                     provenance={"sha": "x"}, time="2026-08-01T00:00:00+00:00")
     memo = through_storage(memo)
     evaluate(replace(INV, runs=RUNS + [valid]), memo)
     assert f"f:{base}" in memo.worked and not set(shown) & set(memo.worked)
-    own = replace(valid, run_id="2", config=recipe, metrics={"gsm8k": (0.9312, 1319)}, time="2026-07-01T00:00:00+00:00")
+    own = changed(valid, run_id="2", config=recipe, metrics={"gsm8k": (0.9312, 1319)}, time="2026-07-01T00:00:00+00:00")
     memo = through_storage(memo)
     ev = evaluate(replace(INV, runs=RUNS + [valid, own]), memo)
     assert [n for n in memo.worked if n in shown] == [f"x:{recipe}"]

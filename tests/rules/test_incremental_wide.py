@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace as changed  # a run with some fields changed
 
 from bench import wide
 from tests.support.bundled import edited_alike
@@ -39,12 +40,12 @@ def _apply(runs: list, e: tuple, step: int) -> list:
         prov = dict(r.provenance, sha=f"{step:07x}") if new_sha else r.provenance
         metrics = {} if status in ("crashed", "error") else {**r.metrics, wide.METRIC: (value, wide.N)}
         when = "2027-01-01T00:00:00+00:00" if newest else r.time
-        runs.append(replace(r, run_id=f"9{step:04d}", status=status, metrics=metrics, provenance=prov, time=when,
+        runs.append(changed(r, run_id=f"9{step:04d}", status=status, metrics=metrics, provenance=prov, time=when,
                             signature="init-abort" if status == "error" else None))
     elif e[0] == "value" and wide.METRIC in r.metrics:
-        runs[i] = replace(r, metrics={**r.metrics, wide.METRIC: (e[2], wide.N)})
+        runs[i] = changed(r, metrics={**r.metrics, wide.METRIC: (e[2], wide.N)})
     elif e[0] == "exclude":
-        runs[i] = replace(r, excluded=not r.excluded, excluded_reason="drained node")
+        runs[i] = changed(r, excluded=not r.excluded, excluded_reason="drained node")
     elif e[0] == "delete" and len(runs) > 1:
         del runs[i]
     return runs

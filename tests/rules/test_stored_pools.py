@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace as changed  # a run with some fields changed
 
 from tests.support.bundled import INV, RUNS, outcome_of, through_storage
 from tests.support.wideinv import wide_investigation
@@ -49,7 +50,7 @@ def _added(inv, runs: list, config: str, value: float) -> list:
     given by hand): the bisects over the config, which read its runs of some provenance, hold."""
     like = next(r for r in runs if r.config == config and r.status in ("passed", "failed") and r.metrics)
     metric = inv.spec.metric
-    new = replace(like, run_id="99999", status="failed", time="2027-01-01T00:00:00+00:00", provenance={},
+    new = changed(like, run_id="99999", status="failed", time="2027-01-01T00:00:00+00:00", provenance={},
                   metrics={**like.metrics, metric: (value, like.metrics[metric][1])})
     return [*runs, new]
 
@@ -77,7 +78,7 @@ def test_a_run_added_to_a_base_reads_none_of_its_runs_whole(seed: int) -> None:
     assert outcome_of(got) == outcome_of(evaluate(replace(inv, runs=runs)))
     # nor, from the next one on, the runs of a recipe whose prediction compared with it: its
     # side is pooled too (a whole evaluation keeps no such pool: the first one after it pools)
-    runs = [*runs, replace(runs[-1], run_id="99998", time="2027-01-02T00:00:00+00:00")]
+    runs = [*runs, changed(runs[-1], run_id="99998", time="2027-01-02T00:00:00+00:00")]
     source = _Counting(runs)
     memo = through_storage(memo)
     got = evaluate(replace(inv, source=source), memo)
@@ -155,7 +156,7 @@ def test_a_pool_of_a_config_named_with_the_separator_holds_while_its_runs_do() -
     from triage.rules.engine.pools import pooled, token
 
     config = "odd\x1fconfig"
-    runs = [replace(RUNS[0], run_id=str(i), config=config) for i in range(3)]
+    runs = [changed(RUNS[0], run_id=str(i), config=config) for i in range(3)]
     ctx = Context(replace(INV, runs=runs))
     kind, what = token(config, "gsm8k")
     fp = ctx.source.fingerprint(("c", config))
@@ -187,7 +188,7 @@ def test_a_rule_over_several_configs_compared_with_the_base_reads_none_of_their_
     evaluate(replace(inv, runs=runs), memo)
     for step in range(3):
         runs = _added(inv, runs, inv.spec.base, 0.881 + step / 1000)
-        runs[-1] = replace(runs[-1], run_id=f"9999{step}", time=f"2027-01-0{step + 1}T00:00:00+00:00")
+        runs[-1] = changed(runs[-1], run_id=f"9999{step}", time=f"2027-01-0{step + 1}T00:00:00+00:00")
         source = _Counting(runs)
         memo = through_storage(memo)
         got = evaluate(replace(inv, source=source), memo)
@@ -203,13 +204,13 @@ def test_a_rule_over_several_configs_one_of_them_without_a_valid_run_reads_as_a_
     inv, records = wide_investigation(1, 400)
     rule = next(r for r in inv.rules if isinstance(r.when.config, list) and len(r.when.config) > 1)
     gone = rule.when.config[-1]
-    runs = [replace(r, excluded=True, excluded_reason="drained node") if r.config == gone else r for r in records]
+    runs = [changed(r, excluded=True, excluded_reason="drained node") if r.config == gone else r for r in records]
     assert any(r.config == gone for r in runs) and any(r.config == rule.when.config[0] for r in runs)
     memo = Memo()
     evaluate(replace(inv, runs=runs), memo)
     for step in range(2):
         runs = _added(inv, runs, inv.spec.base, 0.881 + step / 1000)
-        runs[-1] = replace(runs[-1], run_id=f"9999{step}", time=f"2027-01-0{step + 1}T00:00:00+00:00")
+        runs[-1] = changed(runs[-1], run_id=f"9999{step}", time=f"2027-01-0{step + 1}T00:00:00+00:00")
         memo = through_storage(memo)
         got = evaluate(replace(inv, runs=runs), memo)
         assert f"r:{rule.id}" in memo.worked

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace as changed  # a run with some fields changed
 
 from tests.support.bundled import INV, outcome_of
 from tests.support.wideinv import wide_investigation
@@ -84,7 +85,7 @@ def test_wide_investigations_a_config_at_a_time_hold_a_part_of_their_configs(see
 
 def test_a_config_named_with_the_separator_of_piece_names() -> None:
     """A config may be named with any text, the separator of a prediction's piece name too."""
-    run = replace(INV.runs[0], config="odd\x1fconfig", run_id="99")
+    run = changed(INV.runs[0], config="odd\x1fconfig", run_id="99")
     _check(replace(INV, runs=[*INV.runs, run]))
 
 

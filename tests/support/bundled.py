@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from hypothesis import strategies as st
+from msgspec.structs import replace as changed  # a run with some fields changed
 
 from triage.rules.engine.evaluate import Investigation, SignatureInfo, evaluate
 from triage.rules.language.loader import load_rules
@@ -57,16 +58,16 @@ def apply_edit(runs: list, e: tuple, step: int) -> list:
         if image:
             prov["image"] = image
         metrics = {} if status in ("crashed", "error") else {"gsm8k": (value, 1319)}
-        runs.append(replace(RUNS[0], run_id=f"9{step:04d}", config=config, status=status, metrics=metrics,
+        runs.append(changed(RUNS[0], run_id=f"9{step:04d}", config=config, status=status, metrics=metrics,
                             provenance=prov, time=f"2026-08-{1 + step % 28:02d}T00:00:00+00:00",
                             signature="init-abort" if status == "error" and sig else None))
     elif runs:
         i = e[1] % len(runs)
         r = runs[i]
         if e[0] == "value" and "gsm8k" in r.metrics:
-            runs[i] = replace(r, metrics={**r.metrics, "gsm8k": (e[2], 1319)})
+            runs[i] = changed(r, metrics={**r.metrics, "gsm8k": (e[2], 1319)})
         elif e[0] == "exclude":
-            runs[i] = replace(r, excluded=not r.excluded, excluded_reason="drained node")
+            runs[i] = changed(r, excluded=not r.excluded, excluded_reason="drained node")
         elif e[0] == "delete":
             del runs[i]
     return runs
