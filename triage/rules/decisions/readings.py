@@ -211,7 +211,9 @@ def group_key(provenance: Mapping[str, str], ignore: set[str]) -> tuple[tuple[st
     keys ``ignore_provenance`` names (``ignore``)."""
     if not ignore or ignore.isdisjoint(provenance):  # every key: sorted as they are (no two alike)
         return tuple(sorted(provenance.items()))
-    return tuple(sorted((k, v) for k, v in provenance.items() if k not in ignore))
+    kept = [kv for kv in provenance.items() if kv[0] not in ignore]  # a list sorted in place: no generator
+    kept.sort()
+    return tuple(kept)
 
 
 def ALL_VALID(run: RunRec) -> bool:

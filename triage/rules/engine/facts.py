@@ -12,6 +12,7 @@ recorded, so that merged they read as one pass over every run would.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Mapping, Optional, Sequence
 
 from triage.rules.engine import summary
@@ -62,6 +63,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
     why: dict[int, str] = {}
     invalid: list[RunRec] = []
     valid_recorded: list[RunRec] = []
+    untimed = 0
     for r in runs:
         w = reason(r)
         if w is None:
@@ -69,7 +71,9 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         else:
             why[id(r)] = w
             invalid.append(r)
-    ordered = sorted(runs, key=_run_order)
+        if not r.time:
+            untimed += 1
+    ordered = sorted(runs, key=_run_order if untimed else _time)  # every run timed: its time, read in C
     valid = ordered if not invalid else [r for r in ordered if id(r) not in why]  # that sort's valid runs
     brief = {id(r): reason(r, brief=True) or "" for r in invalid}
     newest = ordered[-1]
@@ -101,8 +105,8 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
     groups = repeat_groups(valid_recorded, ctx, valid=ALL_VALID).get(config, {})
     return _made(
         config, ctx,
-        keys=tuple(r.key for r in ordered),
-        valid=tuple(r.key for r in valid),
+        keys=tuple(map(_key, ordered)),
+        valid=tuple(map(_key, valid)),
         newest_why=brief[id(newest)] if newest_invalid else "",
         newest_blocker=_blocker(newest, ctx) if newest_invalid else "",
         trailing_invalid=_trailing(ordered, why),
@@ -115,10 +119,13 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
         provenances=_listed(tuple(provenances), firsts),
         valid_provenance=tuple(valid_provenance),
         newest_time=newest.time or "",
-        untimed=sum(1 for r in runs if not r.time),
+        untimed=untimed,
         untimed_valid=untimed_valid,
         newest_provenance=tuple(valid[-1].provenance.items()) if valid else (),
     )
+
+
+_key, _time = attrgetter("key"), attrgetter("time")
 
 
 def _listed(provenances: tuple, mappings: list[Mapping[str, str]]) -> Lazy:
