@@ -118,6 +118,36 @@ def test_newest_runs_are_placed_among_the_stored_provenances_without_decoding_th
     assert fresh.provenances._items is None
 
 
+def test_a_run_of_a_new_build_or_of_the_first_is_placed_without_going_through_the_stored_ones(monkeypatch) -> None:
+    """The stored provenances are looked into as one text first: a provenance it does not hold
+    (a run of a new build) is new, and one it starts with is the first (where a run without a
+    time puts its own); neither goes through the list item by item (73,000 at a million runs),
+    nor does a new build's group of repeats go through the stored groups.  The places stay those
+    of the whole facts."""
+    from triage.rules.engine.keys import Lazy
+
+    looked: list[int] = []
+    raws = Lazy.raws
+    monkeypatch.setattr(Lazy, "raws", lambda self: looked.append(id(self)) or raws(self))
+    before = [r for r in RUNS if r.config != CONFIG] + BASE
+    first = _run(10, ("none", "passed", 0.9, {"image": "z"}, False, 1319), before)
+    cases = [("none", {"image": "z"}, [first]), ("none", {"image": "z", "sha": "9"}, [first]),
+             ("newest", {"image": "new"}, []), ("newest", {"image": "new"}, [first]),
+             ("newest", {"image": "z"}, [first]), ("none", {"image": "y"}, [])]
+    for i, (when, prov, earlier) in enumerate(cases):
+        run = _run(20 + i, (when, "passed", 0.91, prov, False, 1319), before + earlier)
+        _, old = _facts(before + earlier)
+        ctx, whole = _facts(before + earlier + [run])
+        looked.clear()
+        got = updated(old, [run], ctx)
+        assert got is not None and FACTS.encode(got) == FACTS.encode(whole), (when, prov)
+        assert list(got.provenances) == list(whole.provenances) and got.valid_provenance == whole.valid_provenance
+        if prov == {"image": "z"} and when == "none" or prov == {"image": "new"}:
+            assert id(old.provenances) not in looked, (when, prov)
+        if prov == {"image": "new"}:
+            assert id(old.groups) not in looked, (when, prov)
+
+
 def test_new_runs_join_the_stored_groups_of_repeats_without_decoding_them() -> None:
     """A config whose runs record many provenances has a group of repeats per provenance (21,000
     for the base of a wide investigation at a million runs): an add-run decoded them all to

@@ -207,9 +207,11 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
 
     metric = ctx.spec.metric
     keys, valid = _Growing(old.keys), _Growing(old.valid)
-    provenances, valid_provenance = _Distinct(old.provenances), list(old.valid_provenance)
-    # each provenance keeps its place while every valid run goes in after the others, or after a
-    # run of its provenance (the places are in the order of each one's first valid run)
+    valid_provenance = list(old.valid_provenance)
+    provenances = _Distinct(old.provenances, valid_provenance)
+    # the places are in the order of each provenance's first valid run: the runs before a
+    # place hold every place before it, and the new run's keeps them so while its place is at
+    # most one more than theirs (a provenance among them, or the next one first seen there)
     kept_places = True
     invalid: list[tuple[int, str, str]] = []  # after the old ones, in the order recorded
     said = {w: [first, count, list(ids)] for w, first, count, ids in old.said}
@@ -249,7 +251,7 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             # a repeat of the newest valid run's provenance (a re-run of the same build) takes its
             # place, without a look into the distinct ones (one per run where each records its own sha)
             place = valid_provenance[-1] if valid_provenance and prov == newest_provenance else provenances.place(prov)
-            if vpos < len(valid_provenance) and place not in valid_provenance[:vpos]:
+            if vpos < len(valid_provenance) and place > max(valid_provenance[:vpos], default=-1) + 1:
                 kept_places = False
             valid_provenance.insert(vpos, place)
             if vpos == len(valid) - 1:  # the newest valid run now
@@ -321,9 +323,11 @@ class _Groups:
     def _find(self, prov: tuple) -> Optional[int]:
         from msgspec.json import encode
 
-        if self.raws is None:
-            self.raws = self.old.raws()
         head = b"[" + encode(dict(prov)) + b","
+        if self.raws is None:
+            if head.decode() not in self.old.text:  # a group holds its own text: no group is it
+                return None
+            self.raws = self.old.raws()
         n = len(head)
         for i, raw in enumerate(self.raws):
             if memoryview(raw)[:n] == head:
@@ -361,35 +365,56 @@ class _Groups:
 class _Distinct:
     """A config's distinct provenances while runs are added to them: a stored list not
     decoded yet is searched as its items' JSON texts, and grown as text (a config whose
-    every run records its own sha has as many as runs)."""
+    every run records its own sha has as many as runs).  The text itself is looked into
+    first: a provenance it does not hold is new (a run of a new build), and one it starts
+    with is the first; only another is looked for item by item."""
 
-    def __init__(self, old: Sequence[tuple]) -> None:
+    def __init__(self, old: Sequence[tuple], places: Sequence[int]) -> None:
         self.lazy = isinstance(old, Lazy) and not old.decoded
         self.old = old
-        self._items: Optional[list] = None  # read when a valid run is added
+        # how many ``old`` holds, known without decoding it: each is some valid run's
+        # provenance (``places``: the valid runs'), as many as the highest place and one
+        self.count = max(places, default=-1) + 1 if self.lazy else len(old)
+        self._items: Optional[list] = None  # read when a valid run's provenance is neither
         self.added: list[tuple] = []
 
     @property
     def items(self) -> list:
         if self._items is None:
-            self._items = self.old.raws() if self.lazy else list(self.old)  # type: ignore[union-attr]
+            if self.lazy:
+                from msgspec import Raw
+                from msgspec.json import encode
+
+                self._items = self.old.raws() + [Raw(encode(dict(p))) for p in self.added]  # type: ignore[union-attr]
+            else:
+                self._items = list(self.old) + self.added
         return self._items
 
     def place(self, prov: tuple) -> int:
         """Where ``prov`` stands among them, added last if it is new."""
-        if self.lazy:
+        if not self.lazy:
+            want: Any = prov
+        else:
             from msgspec import Raw
             from msgspec.json import encode
 
-            want: Any = Raw(encode(dict(prov)))
-        else:
-            want = prov
+            raw = encode(dict(prov))
+            if self._items is None:
+                if prov in self.added:
+                    return self.count + self.added.index(prov)
+                text = self.old.text  # type: ignore[union-attr]
+                if text.startswith(raw.decode(), 1):  # a whole JSON object: the first item is just it
+                    return 0
+                if raw.decode() not in text:  # an item holds its own text: no item is it
+                    self.added.append(prov)
+                    return self.count + len(self.added) - 1
+            want = Raw(raw)
         try:
             return self.items.index(want)
         except ValueError:
             self.items.append(want)
             self.added.append(prov)
-            return len(self.items) - 1
+            return self.count + len(self.added) - 1
 
     def done(self) -> Sequence[tuple]:
         """Every one, in place: the stored text with the new ones after it."""
