@@ -194,6 +194,23 @@ def test_bulk_writes_what_add_run_writes(cli, rules_dir, tmp_path):
     assert len(bulk[-1]) == len(orm[-1])  # timestamps in the same format
 
 
+def test_each_time_is_stored_in_utc_however_many_runs_share_it(cli, rules_dir, tmp_path):
+    """The runs of a nightly share their time, turned into its stored form once: the same
+    instant written in two zones is stored alike, and every other instant as its own."""
+    times = ["2026-06-26T12:00:00+02:00", "2026-06-26T10:00:00Z", "2026-06-26T12:00:00Z",
+             "2026-06-26T12:00:00+02:00", "2026-06-26T05:30:00.250000-04:30", None]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"investigation": "kimik26-disagg", "run_id": str(i), "config": "c",
+                                        "status": "failed", **({"time": t} if t else {})}) + "\n"
+                            for i, t in enumerate(times)))
+    assert cli("import", str(path)).code == 0
+    with sqlite3.connect(tmp_path / "kb.sqlite") as db:
+        stored = dict(db.execute("SELECT run_id, time FROM run"))
+    assert [stored[str(i)] for i in range(len(times))] == [
+        "2026-06-26 10:00:00.000000", "2026-06-26 10:00:00.000000", "2026-06-26 12:00:00.000000",
+        "2026-06-26 10:00:00.000000", "2026-06-26 10:00:00.250000", None]
+
+
 def test_import_in_several_batches(cli, rules_dir, tmp_path, monkeypatch):
     from triage.ingest import importer
 

@@ -195,6 +195,14 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _none(value: Any) -> None:
+    return None
+
+
+#: Times :meth:`RunWriter.stored` keeps in their stored form at most.
+_TIMES_MOST = 100_000
+
+
 def _iso_utc(value: datetime) -> str:
     """An aware time, in UTC, as SQLite's DATETIME stores it: ``2026-06-26 03:14:15.926535``."""
     return value.astimezone(timezone.utc).isoformat(" ", "microseconds")[:26]
@@ -249,6 +257,7 @@ class RunWriter:
         if self._bool is not None and [(type(x), x) for x in map(self._bool, (True, False))] == [(int, 1), (int, 0)]:
             self._bool = int  # what it does (SQLite has no booleans), in C
         self._stamp_value = self._time(stamp) if self._time else stamp
+        self._times: dict[datetime, Any] = {}  # times written, in their stored form (:meth:`stored`)
 
     def expect(self, records: int) -> None:
         """Before the first write: about how many records are coming.  On SQLite,
@@ -322,16 +331,32 @@ class RunWriter:
         """Records (as :meth:`write` takes them) in their stored form, column by column
         (:data:`STORED_COLUMNS`): what the database is given."""
         stamp = self._stamp_value
-        time_ = self._time or _same
         bool_ = self._bool or _same
+        # A time in its stored form, looked up first: the runs of a nightly's matrix share
+        # their workflow run's (100,000 runs of a wide investigation hold 18,000 times),
+        # and a lookup costs a third of turning one (an instant in another zone is equal,
+        # and stored the same).  Past a bound, the table starts again.
+        times = self._times
+        if len(times) > _TIMES_MOST:
+            times.clear()
+        known = times.get
+        time_ = self._time
+        if time_ is None:
+            known = _none
+            time_ = _same
+
+        def turned(value: Any) -> Any:  # a time not seen yet
+            text = times[value] = time_(value)
+            return text
         enc = _msgspec_encode
         if enc is None:  # pragma: no cover - msgspec is a dependency
-            return [(r[0], r[1], r[2], r[3], json_text(r[4]), json_text(r[5]), r[6], r[7] and time_(r[7]), r[8],
-                     r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
+            return [(r[0], r[1], r[2], r[3], json_text(r[4]), json_text(r[5]), r[6], r[7] and turned(r[7]), r[8],
+                     r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and turned(r[14]) or stamp)
                     for r in rows]
         # the same, with the encoder called directly: this is the import's inner loop
-        return [(r[0], r[1], r[2], r[3], enc(r[4]).decode(), enc(r[5]).decode(), r[6], r[7] and time_(r[7]),
-                 r[8], r[9], r[10], r[11], bool_(r[12]), r[13], stamp, r[14] and time_(r[14]) or stamp)
+        return [(r[0], r[1], r[2], r[3], enc(r[4]).decode(), enc(r[5]).decode(), r[6],
+                 r[7] and (known(r[7]) or turned(r[7])), r[8], r[9], r[10], r[11], bool_(r[12]), r[13], stamp,
+                 r[14] and (known(r[14]) or turned(r[14])) or stamp)
                 for r in rows]
 
     def done(self) -> None:
