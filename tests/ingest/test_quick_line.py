@@ -52,7 +52,7 @@ def _again(line: str, rng) -> str:
     return line[:m.end()] + ", " + m.group(0) + line[m.end():]
 
 
-def _counted_before(raw: bytes, rec: tuple) -> bool:
+def _counted_before(raw: bytes, rec: tuple, ns: int) -> bool:
     """How keys given twice were found before: each name counted wherever its quoted form
     stands in the line (a value spelling a key counted too; a key spelled with an escape not)."""
     count = raw.count
@@ -99,3 +99,29 @@ def test_a_key_spelled_with_an_escape_is_the_same_key() -> None:
 def test_a_value_that_reads_like_a_key_is_not_one() -> None:
     line = '{"run_id": "1", "config": "base", "status": "passed", "note": "config", "url": "status"}'
     assert not _has_a_key_twice(line) and quick_line(line.encode()) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["acc", "top1", "9lives", "a b", "lat.p50", "x:y", "_x", "é"]),
+                       st.builds(lambda v, n: {"value": v, **({"n": n} if n else {})},
+                                 st.sampled_from([-0.5, 0.0, 0.3, 1.0, 1.5, 93.0]),
+                                 st.one_of(st.none(), st.integers(1, 5000))), max_size=3))
+def test_metrics_the_slow_path_refuses_never_go_the_fast_way(metrics: dict) -> None:
+    """A metric name of another form, or a proportion (a value with an n) off [0, 1], goes the
+    slow way, which refuses it or checks it on the metric's scale; what the fast way reads,
+    the slow way reads alike."""
+    from triage.errors import InputError
+    from triage.ingest.records import check_record
+
+    rec = {"run_id": "1", "config": "base", "status": "passed", "metrics": metrics}
+    got = quick_line(json.dumps(rec).encode())
+    try:
+        slow = check_record(rec, "x:1")
+    except InputError:
+        assert got is None
+        return
+    if got is not None:
+        assert {k: (m.value, m.n) for k, m in got[4].items()} == {k: (v["value"], v.get("n"))
+                                                                  for k, v in slow[4].items()}
+    proportions_in_range = all(0 <= v["value"] <= 1 for v in metrics.values() if "n" in v)
+    assert (got is not None) == proportions_in_range

@@ -37,7 +37,7 @@ from triage import limits
 from triage import numbers as _numbers
 from triage.ingest.runs import (
     _NAME, MAX_N, MAX_YEAR, MIN_YEAR, NO_SCALES, storable, check_config, check_text, normalise_metrics, parse_status,
-    parse_time, proportion_problem,
+    parse_time,
 )
 from triage.kb.store import RunInput
 from triage.rules.language.schema import ALIASES, STATUSES
@@ -157,21 +157,17 @@ except ImportError:  # pragma: no cover - a dependency; the stdlib path gives th
     msgspec = None
 
 if msgspec is not None:
-    _Name = Annotated[str, msgspec.Meta(pattern=_NAME.pattern)]
     _Id = Annotated[str, msgspec.Meta(min_length=1)]
 
     # Out of range (triage.numbers) takes the slow path, which says why.
     _Finite = Annotated[float, msgspec.Meta(ge=-_numbers.MAGNITUDE, le=_numbers.MAGNITUDE)]
 
     class _Metric(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-        """Encodes as the stored form, ``{"value": v}`` or ``{"value": v, "n": n}``."""
+        """Encodes as the stored form, ``{"value": v}`` or ``{"value": v, "n": n}``.  A value
+        with an n is a proportion: :func:`_unusual` sends one off [0, 1] the slow way."""
 
         value: _Finite
         n: Optional[Annotated[int, msgspec.Meta(ge=1, le=MAX_N)]] = None
-
-        def __post_init__(self) -> None:
-            if proportion_problem(self.value, self.n):
-                raise ValueError("not a proportion")  # the slow path says why
 
     _Text = Optional[_Id]  # empty text takes the slow path, which makes it absent
 
@@ -185,7 +181,7 @@ if msgspec is not None:
         run_id: _Id
         config: _Id
         status: Literal[STATUSES]  # type: ignore[valid-type]
-        metrics: dict[_Name, _Metric] = {}
+        metrics: dict[str, _Metric] = {}  # names of another form: see _unusual
         provenance: dict[str, _Id] = {}
         url: _Text = None
         time: Optional[Annotated[datetime, msgspec.Meta(tz=True)]] = None
@@ -228,7 +224,10 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
         rec = _astuple(_decode_line(line))
     except Exception:  # msgspec.DecodeError and ValidationError
         return None
-    if _twice(raw, rec):
+    ns = _counted_ns(rec[4])
+    if ns is None:
+        return None  # the slow path says what is wrong
+    if _twice(raw, rec, ns):
         return None  # msgspec keeps the last of a key given twice: the slow path refuses it
     when = rec[7]
     if when is not None and not MIN_YEAR < when.year < MAX_YEAR or not rec[1].strip() or not rec[2].strip() or (
@@ -239,25 +238,46 @@ def quick_line(line: "bytes | str", most: Optional[int] = None) -> Optional[tupl
     return rec
 
 
-def _twice(raw: bytes, rec: tuple) -> bool:
-    """Whether a key may stand twice in the line (then it takes the slow path, which knows).
+def _counted_ns(metrics: dict) -> Optional[int]:
+    """How many of the metrics have an n; None when one of them takes the slow path: a name
+    of another form than :data:`~triage.ingest.runs._NAME` allows, or a value with an n (a
+    proportion) off [0, 1] (the slow path checks it on the metric's scale).  A file's runs
+    record a few names: each is matched once, then looked up."""
+    ns = 0
+    for name, m in metrics.items():
+        if name not in _NAMES_SEEN:
+            if not _NAME.search(name):
+                return None
+            if len(_NAMES_SEEN) < _NAMES_MOST:
+                _NAMES_SEEN.add(name)
+        if m.n is not None:
+            if not 0.0 <= m.value <= 1.0:
+                return None
+            ns += 1
+    return ns
+
+
+def _twice(raw: bytes, rec: tuple, ns: int) -> bool:
+    """Whether a key may stand twice in the line (then it takes the slow path, which knows);
+    ``ns``: how many of its metrics have an n.
 
     Each key of a JSON line ends with a quote and a colon; otherwise only a string that
     starts with a colon, or an escaped quote before one inside a string, holds a
     quote-colon.  So the quote-colons a line holds are at least its keys, and its keys at
     least the distinct keys of each of its objects (the record's fields, its metrics, each
     metric's ``value`` and ``n``, its provenance): equal, no key stands twice, however it
-    is spelled.  A line with a space before a colon (a key may be written so) is not
-    counted."""
+    is spelled.  A line with whitespace before a colon (a key may be written so) is not
+    counted; a line holds no newline but its last byte."""
     find = raw.find  # not ``in``: see quick_line
-    if find(b" :") >= 0 or find(b"\t:") >= 0 or find(b"\r:") >= 0 or find(b"\n:") >= 0:
+    if find(b" :") >= 0 or find(b"\t:") >= 0 or find(b"\r:") >= 0:
         return True  # a key written with a space before its colon has no quote-colon
-    metrics = rec[4]
-    keys = len(_top_keys(raw)) + len(rec[5]) + 2 * len(metrics)  # a metric: its name and value
-    for m in metrics.values():
-        if m.n is not None:
-            keys += 1
+    keys = len(_top_keys(raw)) + len(rec[5]) + 2 * len(rec[4]) + ns  # a metric: its name, value (and n)
     return raw.count(b'":') != keys
+
+
+#: Metric names seen of the usual form (:func:`_unusual`), at most :data:`_NAMES_MOST`.
+_NAMES_SEEN: set[str] = set()
+_NAMES_MOST = 10_000
 
 
 _top_keys = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode if _decode_line is not None else None
