@@ -406,3 +406,26 @@ def test_the_runs_with_some_provenance_keys_are_told_by_their_configs_runs(cli, 
     was = fingerprint()
     assert cli("--db", url, "runs", "exclude", "n1", "--pr", "30433", "--because", "a drained node").code == 0
     assert not holds(was)  # not added to: worked out again
+
+
+def test_a_source_that_lets_runs_go_shares_their_texts_and_times_not_their_provenance(cli, rules_dir,
+                                                                                       tmp_path) -> None:
+    """An import's evaluation reads a config's runs at a time and lets them go: a nightly's
+    matrix shares its run id, URL and time across configs, read once; a provenance mapping is
+    the read's own (a wide investigation's runs record one each, which would outlive them).
+    A source that keeps its runs shares the mappings too."""
+    from triage.kb import store
+    from triage.kb.runsource import DbSource
+
+    records = [{"investigation": "kimik26-disagg", "run_id": "77", "config": config, "status": "passed",
+                "url": "https://ci/77", "time": "2026-06-26T10:00:00Z", "provenance": {"sha": "abc"},
+                "metrics": {"gsm8k": {"value": 0.9, "n": 1319}}} for config in ("c1", "c2")]
+    _imported(cli, f"sqlite:///{tmp_path / 'kb.sqlite'}", tmp_path, records)
+    for letting_go in (True, False):
+        with store.session(f"sqlite:///{tmp_path / 'kb.sqlite'}") as s:
+            source = DbSource(s, store.find_investigation(s, 30433, None).id)
+            source.letting_go = letting_go
+            (one,), (two,) = source.config("c1"), source.config("c2")
+            assert one.run_id is two.run_id and one.url is two.url and one.time is two.time
+            assert one.provenance == two.provenance
+            assert (one.provenance is two.provenance) is not letting_go

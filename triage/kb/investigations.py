@@ -263,17 +263,22 @@ class ReadShared:
     many times.  Past :data:`SHARED_MOST` entries a table starts again, so that a reader that
     lets each config's runs go (an import's evaluation) holds a bounded number."""
 
-    __slots__ = ("provenance", "texts", "times")
+    __slots__ = ("provenance", "texts", "times", "mappings")
 
     def __init__(self) -> None:
         self.provenance: dict[str, dict] = {}
         self.texts: dict[str, str] = {}
         self.times: dict[Any, str] = {}
+        # whether the provenance mappings are shared across reads too (not by a reader that lets
+        # each config's runs go: they would outlive the runs, and a wide investigation's runs
+        # record one each); its texts and times still are: a nightly's matrix shares them
+        self.mappings = True
 
     def bound(self) -> None:
-        """Start again each table that grew past :data:`SHARED_MOST` (between two reads)."""
+        """Start again each table that grew past :data:`SHARED_MOST` (between two reads), and
+        the provenance mappings whatever their number unless :attr:`mappings`."""
         for table in (self.provenance, self.texts, self.times):
-            if len(table) > SHARED_MOST:
+            if len(table) > SHARED_MOST or table is self.provenance and not self.mappings:
                 table.clear()
 
 

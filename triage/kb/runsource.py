@@ -75,10 +75,11 @@ class DbSource:
         self._all_by_id = self._all = None
         self._shared = ReadShared()
 
-    def _sharing(self) -> Optional[ReadShared]:
-        """What the next read shares with those before it (None: nothing, for an evaluation
-        that lets the runs go: what was decoded would outlive them, for no time saved)."""
-        return None if self.letting_go else self._shared
+    def _sharing(self) -> ReadShared:
+        """What the next read shares with those before it: for an evaluation that lets the runs
+        go, their texts and times, not their provenance mappings (:attr:`ReadShared.mappings`)."""
+        self._shared.mappings = not self.letting_go
+        return self._shared
 
     def forget(self, config: str) -> None:
         """Let go of a config's runs (asked for again, they are read again)."""
