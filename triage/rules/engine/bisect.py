@@ -43,22 +43,25 @@ def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[
     an axis key overrides the point's value."""
     where = {k: str(v) for k, v in b.where.items()}
     free = [i for i, k in enumerate(axis) if k not in where]
+    free_keys = [axis[i] for i in free]
     by_point: dict[tuple[str, ...], list[RunRec]] = {}
     point_of: dict[int, Optional[tuple[str, ...]]] = {}  # id of a provenance mapping (shared by runs alike) -> point
-    for r in _bisect_runs(b, ctx, sorted(set(where) | {axis[i] for i in free})):
+    for r in _bisect_runs(b, ctx, sorted(set(where) | set(free_keys))):
         p = r.provenance
-        if id(p) in point_of:
-            point = point_of[id(p)]
-        else:
+        point = point_of.get(id(p), _UNSEEN)
+        if point is _UNSEEN:
             point = None
-            if not any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
-                got = tuple(p.get(axis[i]) for i in free)
+            if not where or not any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
+                got = tuple(map(p.get, free_keys))  # in C: a wide base's runs each record their own sha
                 if None not in got:
-                    point = tuple(str(x) for x in got)
+                    point = tuple(map(str, got))
             point_of[id(p)] = point
         if point is not None:
             by_point.setdefault(point, []).append(r)
     return [sorted(by_point.get(tuple(str(vals[i]) for i in free), ()), key=_run_order) for vals in values]
+
+
+_UNSEEN: Any = object()  # a provenance mapping not looked into yet (its point may be None)
 
 
 def _judges(cond: Condition) -> bool:
@@ -97,7 +100,7 @@ def _judge_each(b: BisectSpec, ctx: Context, runs: list[RunRec],
         prov = provenances.get(id(p)) if by_provenance else ()
         if prov is None:
             prov = provenances[id(p)] = tuple(sorted(p.items(), key=_first_text))
-        key = (r.config, r.status, prov, *(r.metrics.get(m) for m in metrics))
+        key = (r.config, r.status, prov, *map(r.metrics.get, metrics))
         res = seen.get(key)
         if res is None:
             res = seen[key] = _judge(b, ctx, [r])
