@@ -27,7 +27,8 @@ def _bisect_runs(b: BisectSpec, ctx: Context, keys: Sequence[str] = ()) -> list[
     """The runs a bisect looks at: its configs' (all runs when it names none), in
     the order recorded; with ``keys``, only those that recorded every one of them."""
     if b.config is None:
-        return [r for r in ctx.runs if all(k in r.provenance for k in keys)]
+        want = set(keys)
+        return [r for r in ctx.runs if r.provenance.keys() >= want]
     configs = {b.config} if isinstance(b.config, str) else set(b.config)
     if len(configs) == 1:  # one config's runs are in the order recorded already
         return ctx.runs_with(next(iter(configs)), keys)
