@@ -78,6 +78,8 @@ def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> Confo
     else:
         base = newest if newest is not None else newest_base(recipe, ctx)
     said: dict[int, list[tuple]] = {}  # provenance -> what its runs differ in
+    # the keys compared with the base: its own, less those declared or ignored (once, not a provenance)
+    compared = sorted(set(base[1]) - set(declared) - ignore) if base is not None else []
     for i, items in enumerate(once(own.provenances)):  # not kept: looked into once
         prov = dict(items)
         found = []
@@ -87,10 +89,10 @@ def confounds_of(recipe: RecipeSpec, ctx: Context, newest: Base = None) -> Confo
                 found.append((key, have, None, None, want))
         if base is not None:
             base_key, base_prov = base
-            shared = (set(prov) & set(base_prov)) - set(declared) - ignore
-            for key in sorted(shared):
-                if prov[key] != base_prov[key]:
-                    found.append((key, prov[key], base_prov[key], base_key, None))
+            for key in compared:
+                have = prov.get(key)
+                if have is not None and have != base_prov[key]:
+                    found.append((key, have, base_prov[key], base_key, None))
         said[i] = found
     if not any(said.values()):  # no provenance differs: no need to go through the runs
         return Confounds().saying(())
