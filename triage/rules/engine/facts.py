@@ -19,6 +19,7 @@ from triage.rules.engine import summary
 from triage.rules.engine.context import Context, _run_order
 from triage.rules.engine.keys import Invalid, Keys, Lazy
 from triage.rules.engine.memo import Codec
+from triage.rules.engine.packed import Packed, packed
 from triage.rules.decisions.readings import ALL_VALID, Group, group_key, repeat_groups, repeat_warnings
 from triage.rules.engine.records import RunRec
 
@@ -38,7 +39,8 @@ class ConfigFacts:
     repeats: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per group of disagreeing repeats
     unscaled: tuple[tuple[str, tuple[int, int, float, int]], ...] = ()  # see Context.unscaled
     provenances: tuple[tuple[tuple[str, str], ...], ...] = ()  # the valid runs' distinct provenances
-    valid_provenance: tuple[int, ...] = ()  # per valid run (as in ``valid``), its provenance's place there
+    # per valid run (as in ``valid``), its provenance's place there; read back as Packed
+    valid_provenance: Sequence[int] = ()
     # What a new run updates the facts from (:func:`updated`), without the config's other runs:
     said: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()  # per reason: (it, first's order, count, first ids)
     groups: tuple[Group, ...] = ()  # repeats by provenance (triage.rules.decisions.readings.repeat_groups)
@@ -472,7 +474,7 @@ def _encode(f: ConfigFacts) -> list:
             [[name, list(first)] for name, first in f.unscaled],
             # a provenance as an object (its pairs in order), the list as one JSON text: one per
             # valid run when each records its own sha, read only by what looks into them
-            _text(f.provenances, lambda: [dict(p) for p in f.provenances]), list(f.valid_provenance),
+            _text(f.provenances, lambda: [dict(p) for p in f.provenances]), packed(f.valid_provenance),
             [[w, first, count, list(ids)] for w, first, count, ids in f.said],
             _text(f.groups, lambda: [_row(g) for g in f.groups]),
             f.newest_time, f.untimed, f.untimed_valid, [list(pair) for pair in f.newest_provenance]]
@@ -513,7 +515,7 @@ def _decode(row: Sequence[Any]) -> ConfigFacts:
         tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)),
         tuple(map(tuple, repeats)),
         tuple((name, tuple(first)) for name, first in unscaled),
-        Lazy(provenances, _provenance), tuple(valid_provenance),
+        Lazy(provenances, _provenance), Packed(valid_provenance),
         tuple((w, first, count, tuple(ids)) for w, first, count, ids in said),
         Lazy(groups, _group), newest_time, untimed, untimed_valid, tuple(map(tuple, newest_provenance)))
 
