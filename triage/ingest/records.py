@@ -164,7 +164,7 @@ if msgspec is not None:
 
     class _Metric(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
         """Encodes as the stored form, ``{"value": v}`` or ``{"value": v, "n": n}``.  A value
-        with an n is a proportion: :func:`_unusual` sends one off [0, 1] the slow way."""
+        with an n is a proportion: :func:`_counted_ns` sends one off [0, 1] the slow way."""
 
         value: _Finite
         n: Optional[Annotated[int, msgspec.Meta(ge=1, le=MAX_N)]] = None
@@ -181,7 +181,7 @@ if msgspec is not None:
         run_id: _Id
         config: _Id
         status: Literal[STATUSES]  # type: ignore[valid-type]
-        metrics: dict[str, _Metric] = {}  # names of another form: see _unusual
+        metrics: dict[str, _Metric] = {}  # names of another form: see _counted_ns
         provenance: dict[str, _Id] = {}
         url: _Text = None
         time: Optional[Annotated[datetime, msgspec.Meta(tz=True)]] = None
@@ -275,7 +275,7 @@ def _twice(raw: bytes, rec: tuple, ns: int) -> bool:
     return raw.count(b'":') != keys
 
 
-#: Metric names seen of the usual form (:func:`_unusual`), at most :data:`_NAMES_MOST`.
+#: Metric names seen of the usual form (:func:`_counted_ns`), at most :data:`_NAMES_MOST`.
 _NAMES_SEEN: set[str] = set()
 _NAMES_MOST = 10_000
 

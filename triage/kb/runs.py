@@ -195,10 +195,6 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _none(value: Any) -> None:
-    return None
-
-
 #: Times :meth:`RunWriter.stored` keeps in their stored form at most.
 _TIMES_MOST = 100_000
 
@@ -340,10 +336,7 @@ class RunWriter:
         if len(times) > _TIMES_MOST:
             times.clear()
         known = times.get
-        time_ = self._time
-        if time_ is None:
-            known = _none
-            time_ = _same
+        time_ = self._time or _same  # no processor: the time as it is, kept the same way
 
         def turned(value: Any) -> Any:  # a time not seen yet
             text = times[value] = time_(value)

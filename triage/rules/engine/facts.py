@@ -404,10 +404,10 @@ class _Distinct:
             if self._items is None:
                 if prov in self.added:
                     return self.count + self.added.index(prov)
-                text = self.old.text  # type: ignore[union-attr]
-                if text.startswith(raw.decode(), 1):  # a whole JSON object: the first item is just it
+                text, mine = self.old.text, raw.decode()  # type: ignore[union-attr]
+                if text.startswith(mine, 1):  # a whole JSON object: the first item is just it
                     return 0
-                if raw.decode() not in text:  # an item holds its own text: no item is it
+                if mine not in text:  # an item holds its own text: no item is it
                     self.added.append(prov)
                     return self.count + len(self.added) - 1
             want = Raw(raw)
