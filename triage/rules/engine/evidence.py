@@ -143,12 +143,13 @@ def _rule_evidence(rule: RuleSpec, ctx: Context) -> list[EvidenceItem]:
 
 
 def _pooled_rule(cond: Condition, ctx: Context) -> Optional[Result]:
-    """A rule that only compares the runs of the configs it names, worked out again (pieces of an
-    earlier evaluation at hand): from their pools and facts, as a prediction is, reading none
-    of their runs (a rule over a recipe and an ad hoc config, worked out again because its base
-    changed).  None for any other rule, or in a whole evaluation."""
+    """A rule that only compares the runs of the configs it names: from their pools and facts, as
+    a prediction is.  Worked out again (pieces of an earlier evaluation at hand), it reads none of
+    their runs (a rule over a recipe and an ad hoc config, worked out again because its base
+    changed); a whole evaluation pools them for the next.  None for any other rule, or in an
+    evaluation that keeps no pieces."""
     configs = [cond.config] if isinstance(cond.config, str) else list(cond.config or ())
-    if not (configs and ctx.memo.stored and len(set(configs)) == len(configs) and compares_only(cond, ctx, configs=True)
+    if not (configs and len(set(configs)) == len(configs) and compares_only(cond, ctx, configs=True)
             and pools.kept_here(ctx, cond.metric or ctx.spec.metric)):
         return None
     invalid = [(key, config, why) for config in configs for _, key, why in facts(config, ctx).invalid]
@@ -157,10 +158,12 @@ def _pooled_rule(cond: Condition, ctx: Context) -> Optional[Result]:
 
 def _prediction_evidence(recipe: RecipeSpec, hyp: str, pred: Any, ctx: Context) -> list[EvidenceItem]:
     cond, recovery, desc = _prediction_condition(pred, recipe)
-    # Worked out again (pieces of an earlier evaluation at hand), a prediction that only compares
-    # takes its recipe's runs pooled (a kept piece) and its facts: none of its runs is read.  A
-    # whole evaluation reads them, as cheap as pooling them, and keeps no pool it may not need.
-    if ctx.memo.stored and compares_only(cond, ctx):
+    # A prediction that only compares takes its recipe's runs pooled (a kept piece) and its
+    # facts: worked out again (pieces of an earlier evaluation at hand), it reads none of its
+    # runs.  A whole evaluation that keeps its pieces pools them too, from the runs it reads
+    # anyway, so that the first evaluation after it (an add-run after an import) does not
+    # read each recipe's runs to pool them.
+    if compares_only(cond, ctx) and (ctx.memo.stored or pools.kept_here(ctx, cond.metric or ctx.spec.metric)):
         invalid = [(key, recipe.id, why) for _, key, why in facts(recipe.id, ctx).invalid]
         res = compare_pooled(cond, ctx, [recipe.id], invalid)
     else:
