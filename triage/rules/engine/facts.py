@@ -84,23 +84,23 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
     provenances: dict[tuple[tuple[str, str], ...], int] = {}
     place_of: dict[int, int] = {}  # id of a provenance mapping (runs that recorded the same share one) -> its place
     firsts: list[Mapping[str, str]] = []  # each distinct provenance as the first valid run recorded it
-    valid_provenance = []
     metrics: set[str] = set()
     ns: set[int] = set()
     untimed_valid = 0
-    for r in valid:
-        place = place_of.get(id(r.provenance))
-        if place is None:
+    # each distinct provenance's place: the order of its first valid run as recorded (a run
+    # added later is recorded after them all: its provenance, if new, goes last)
+    for r in valid_recorded:
+        if id(r.provenance) not in place_of:
             place = place_of[id(r.provenance)] = provenances.setdefault(tuple(r.provenance.items()), len(provenances))
             if place == len(firsts):
                 firsts.append(r.provenance)
-        valid_provenance.append(place)
         mm = r.metrics
         metrics.update(mm)
         if metric in mm and (n := mm[metric][1]):
             ns.add(n)
         if not r.time:
             untimed_valid += 1
+    valid_provenance = list(map(place_of.__getitem__, map(id, map(_provenance_of, valid))))
     said: dict[str, list] = {}  # reason -> [first's order, count, first ids]
     for r in invalid:
         _say(said, why[id(r)], r, ctx)
@@ -127,7 +127,7 @@ def config_facts(config: str, ctx: Context) -> ConfigFacts:
     )
 
 
-_key, _time = attrgetter("key"), attrgetter("time")
+_key, _time, _provenance_of = attrgetter("key"), attrgetter("time"), attrgetter("provenance")
 
 
 def _listed(provenances: tuple, mappings: list[Mapping[str, str]]) -> Lazy:
@@ -210,11 +210,9 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
     metric = ctx.spec.metric
     keys, valid = _Growing(old.keys), _Growing(old.valid)
     valid_provenance = list(old.valid_provenance)
+    # the places are in the order of each provenance's first valid run as recorded: a new run's
+    # provenance is one of them, or the next (the runs added are recorded after the others)
     provenances = _Distinct(old.provenances, valid_provenance)
-    # the places are in the order of each provenance's first valid run: the runs before a
-    # place hold every place before it, and the new run's keeps them so while its place is at
-    # most one more than theirs (a provenance among them, or the next one first seen there)
-    kept_places = True
     invalid: list[tuple[int, str, str]] = []  # after the old ones, in the order recorded
     said = {w: [first, count, list(ids)] for w, first, count, ids in old.said}
     grown = _Groups(old.groups, old.config, ctx) if isinstance(old.groups, Lazy) and not old.groups.decoded else None
@@ -253,8 +251,6 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             # a repeat of the newest valid run's provenance (a re-run of the same build) takes its
             # place, without a look into the distinct ones (one per run where each records its own sha)
             place = valid_provenance[-1] if valid_provenance and prov == newest_provenance else provenances.place(prov)
-            if vpos < len(valid_provenance) and place > max(valid_provenance[:vpos], default=-1) + 1:
-                kept_places = False
             valid_provenance.insert(vpos, place)
             if vpos == len(valid) - 1:  # the newest valid run now
                 newest_provenance = prov
@@ -267,7 +263,6 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
             repeat_groups([r], ctx, valid=lambda _: ok, into=groups)
         for name, first in ctx.unscaled([r]).items():
             unscaled.setdefault(name, first)
-    distinct, placed = _placed(provenances, valid_provenance, kept_places)
     changed, grouped = grown.done() if grown is not None else (None, tuple(groups.get(old.config, {}).values()))
     return _made(
         old.config, ctx, old, changed,
@@ -276,24 +271,10 @@ def updated(old: ConfigFacts, new: Sequence[RunRec], ctx: Context) -> Optional[C
         invalid=(old.invalid if isinstance(old.invalid, Invalid) else Invalid.of(old.invalid)).appended(invalid),
         said=tuple((w, first, count, tuple(ids)) for w, (first, count, ids) in said.items()),
         groups=grouped, unscaled=tuple(unscaled.items()),
-        provenances=distinct, valid_provenance=placed,
+        provenances=provenances.done(), valid_provenance=tuple(valid_provenance),
         newest_time=newest_time, untimed=untimed, untimed_valid=untimed_valid,
         newest_provenance=newest_provenance,
     )
-
-
-def _placed(provenances: _Distinct, valid_provenance: list[int], kept: bool) -> tuple[Sequence[tuple], tuple[int, ...]]:
-    """The distinct provenances and each valid run's place among them, each provenance's place
-    the order of its first valid run, as a pass over them gives it (``kept``: the places are
-    those already: the old ones as they were, new ones after them)."""
-    if kept:
-        return provenances.done(), tuple(valid_provenance)
-    renumber: dict[int, int] = {}
-    for place in valid_provenance:
-        renumber.setdefault(place, len(renumber))
-    every = provenances.every()
-    return (tuple(every[p] for p in sorted(renumber, key=renumber.__getitem__)),
-            tuple(renumber[p] for p in valid_provenance))
 
 
 class _Groups:
@@ -368,8 +349,8 @@ class _Distinct:
     """A config's distinct provenances while runs are added to them: a stored list not
     decoded yet is searched as its items' JSON texts, and grown as text (a config whose
     every run records its own sha has as many as runs).  The text itself is looked into
-    first: a provenance it does not hold is new (a run of a new build), and one it starts
-    with is the first; only another is looked for item by item."""
+    first: a provenance it does not hold is new (a run of a new build), one it starts with is
+    the first, one it ends with the last; only another is looked for item by item."""
 
     def __init__(self, old: Sequence[tuple], places: Sequence[int]) -> None:
         self.lazy = isinstance(old, Lazy) and not old.decoded
@@ -407,6 +388,8 @@ class _Distinct:
                 text, mine = self.old.text, raw.decode()  # type: ignore[union-attr]
                 if text.startswith(mine, 1):  # a whole JSON object: the first item is just it
                     return 0
+                if text.endswith(mine + "]") and text[-len(mine) - 2] in ",[":  # the last item is just it
+                    return self.count - 1
                 if mine not in text:  # an item holds its own text: no item is it
                     self.added.append(prov)
                     return self.count + len(self.added) - 1
@@ -425,14 +408,6 @@ class _Distinct:
         if not self.added:
             return self.old  # as stored, read or not
         return self.old.appended([dict(p) for p in self.added])  # type: ignore[union-attr]
-
-    def every(self) -> list[tuple]:
-        """Every one, decoded."""
-        if not self.lazy:
-            return self.items
-        from msgspec.json import decode
-
-        return [_provenance(decode(r)) for r in self.items]
 
 
 class _Growing:
