@@ -77,7 +77,13 @@ def test_an_add_run_and_a_report_define_no_table_class_and_say_what_they_would(t
     with second as other:
         for db, kept in ((url, cache), (other, "off")):
             base = ("--db", db, "--rules", str(rules_dir))
-            assert _command(tmp_path, kept, *base, "import", str(EXAMPLE_RUNS))[0]  # defines them: rule files
+            # the first command keeps the copy (made from the classes); then loading rule files into a new
+            # knowledge base and importing runs into it define none either
+            assert _command(tmp_path, kept, *base, "import", str(EXAMPLE_RUNS))[0]
+            fresh_db = tmp_path / f"fresh-{Path(kept).name}.sqlite"
+            fresh = ("--db", f"sqlite:///{fresh_db}", "--rules", str(rules_dir))
+            out, defined = _command(tmp_path, kept, *fresh, "import", str(EXAMPLE_RUNS))
+            assert "imported" in out and defined == ("not defined" if kept != "off" else "defined")
             # the first command that asks for a table with no class defined keeps the copy
             assert "recorded run 777" in _command(tmp_path, kept, *base, "add-run", "--pr", "30433", "--run-id",
                                                   "777", "--config", "kimik26-fp8-1k1k-1p1d",

@@ -154,11 +154,22 @@ def scales_in(s: Any, default: Optional[str]) -> ScalesOf:
     def of(iid: Optional[str]) -> dict[str, float]:
         iid = iid or default
         if iid not in known:
-            inv = s.get(store.m.Investigation, iid) if iid is not None else None
-            known[iid] = metric_scales(inv.spec) if inv is not None else {}
+            spec = _spec(s, iid) if iid is not None else None
+            known[iid] = metric_scales(spec) if spec is not None else {}
         return known[iid]
 
     return of
+
+
+def _spec(s: Any, iid: str) -> Optional[dict]:
+    """The stored definition of the investigation ``iid`` (None: there is none), read as a
+    column: an import maps no table class."""
+    from sqlalchemy import select
+
+    from triage.kb import tables
+
+    t = tables.Investigation
+    return s.execute(select(t.c.spec).where(t.c.id == iid)).scalar_one_or_none()
 
 
 def import_file(s: Any, path: str, *, default_investigation: Optional[str] = None, fmt: Optional[str] = None,
@@ -199,7 +210,7 @@ def import_file(s: Any, path: str, *, default_investigation: Optional[str] = Non
                 if r[0] in new:  # the first record naming an investigation not seen yet
                     if r[0] is None:
                         raise InputError(f"{path}:{n}: the record names no investigation; add one or pass --pr")
-                    if s.get(store.m.Investigation, r[0]) is None:
+                    if _spec(s, r[0]) is None:
                         raise InputError(f"{path}:{n}: no investigation {r[0]!r}; load its rule file first")
                     new.discard(r[0])
                     known.add(r[0])

@@ -150,11 +150,9 @@ def prepare(engine: Engine, where: str, *, upgrade: bool = True, notify: Any = N
 
 
 def _create(conn: Connection) -> None:
-    from sqlmodel import SQLModel
+    from triage.kb import tables
 
-    from triage.kb import models  # noqa: F401 - the tables
-
-    SQLModel.metadata.create_all(conn)
+    tables.metadata().create_all(conn, checkfirst=False)
     _set_version(conn, head())
 
 

@@ -278,7 +278,8 @@ class RunWriter:
 
     def _load_known(self, iid: str) -> None:
         lock_investigation(self.s, iid)  # PostgreSQL: what is read now stays true until the commit
-        q = select(m.Run.run_id, m.Run.config, m.Run.updated_at).where(m.Run.investigation_id == iid)
+        t = tables.Run
+        q = select(t.c.run_id, t.c.config, t.c.updated_at).where(t.c.investigation_id == iid)
         self._known.update(((iid, a, b), _utc(t)) for a, b, t in self.s.execute(q))
         self._loaded.add(iid)
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlmodel import Session
 
 from triage.errors import InputError
 from triage.kb import tables
-from triage.kb.tables import models as m
 from triage.kb.db import now
 from triage.rules.language.cache import path_keys
 
@@ -20,7 +19,8 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
 
     Definitions of an investigation are replaced wholesale by its file (the
     file is the source of truth); runs and evidence history are never touched.
-    Returns the paths that were (re)loaded.
+    Returns the paths that were (re)loaded.  Written as columns: loading a rule
+    file (a first import into a new knowledge base) maps no table class.
     """
     loaded: list[str] = []
     locked = False
@@ -40,18 +40,18 @@ def sync_rules(s: Session, ruleset: Any, *, force: bool = False) -> list[str]:
 
             s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_LOCK_KEY + 1})
             locked = True
-            s.expire_all()
-            src = s.get(m.RuleSource, key)
+            src = s.execute(select(t.c.path, t.c.sha256).where(t.c.path == key)).first()
             if src is not None and src.sha256 == f.sha256 and not force:
                 continue
         _upsert_file(s, f)
-        row = s.get(m.RuleSource, key)  # the record to change (what was read above is columns)
-        if row is None:
-            s.add(m.RuleSource(path=key, sha256=f.sha256, loaded_at=now()))
+        values = dict(sha256=f.sha256, loaded_at=now())
+        if src is None:
+            s.execute(insert(t).values(path=key, **values))
         else:
-            row.sha256, row.loaded_at = f.sha256, now()
+            s.execute(update(t).where(t.c.path == key).values(**values))
         loaded.append(f.path)
-    s.flush()
+    if loaded:
+        s.expire_all()  # a row this session read as an object before is read again
     return loaded
 
 
@@ -64,67 +64,78 @@ def _upsert_file(s: Session, f: Any) -> None:
     before and no longer does is retired (signatures keep their row, with
     ``retired_at``; the investigation's definitions are replaced)."""
     spec = f.spec
-    declared = {sig.id for sig in spec.signatures}
-    for sig in spec.signatures:
-        row = s.get(m.Signature, sig.id)
-        if row is None:
-            s.add(m.Signature(id=sig.id, kind=sig.cls, source=f.path, spec=_dump(sig)))
-        else:
-            row.kind, row.source, row.spec, row.retired_at = sig.cls, f.path, _dump(sig), None
-    q = select(m.Signature).where(m.Signature.source == f.path, m.Signature.retired_at.is_(None))
-    for row in s.execute(q).scalars():
-        if row.id not in declared:
-            row.retired_at = now()
+    _upsert_signatures(s, f.path, {sig.id: sig for sig in spec.signatures})
     inv = spec.investigation
     if inv is None:
         _meta_put(s, f"extractors:{f.path}", spec.extractors)
         return
-    clash = s.execute(select(m.Investigation).where(m.Investigation.repo == inv.repo, m.Investigation.pr == inv.pr)).scalars().first()
+    t = tables.Investigation
+    clash = s.execute(select(t.c.id).where(t.c.repo == inv.repo, t.c.pr == inv.pr)).first()
     if clash is not None and clash.id != inv.id:
         raise InputError(
             f"{f.path}: {inv.repo}#{inv.pr} already belongs to investigation {clash.id!r} in the knowledge base"
         )
-    row = s.get(m.Investigation, inv.id)
     inv_spec = _dump(inv) | {"extractors": [_dump(x) for x in spec.extractors], "exclusive": spec.exclusive}
     fields = dict(repo=inv.repo, pr=inv.pr, title=inv.title, metric=inv.metric, direction=inv.direction,
                   gate=inv.gate, source=f.path, spec=inv_spec)
-    if row is None:
-        s.add(m.Investigation(id=inv.id, **fields))
+    if s.execute(select(t.c.id).where(t.c.id == inv.id)).first() is None:
+        s.execute(insert(t).values(id=inv.id, **fields))
     else:
-        for k, v in fields.items():
-            setattr(row, k, v)
-    s.flush()
-    iid = inv.id
-    old_status = {h.id: h.status for h in s.execute(select(m.Hypothesis).where(m.Hypothesis.investigation_id == iid)).scalars()}
-    for table in (m.Hypothesis, m.Recipe, m.Rule, m.Bisect):
-        for r in s.execute(select(table).where(table.investigation_id == iid)).scalars().all():
-            s.delete(r)
-    for r in s.execute(select(m.ManualEvidence).where(m.ManualEvidence.investigation_id == iid, m.ManualEvidence.source == "rules")).scalars().all():
-        s.delete(r)
-    s.flush()
-    for i, h in enumerate(spec.hypotheses):
-        s.add(m.Hypothesis(investigation_id=iid, id=h.id, title=h.title, parent=h.parent, position=i,
-                           status=old_status.get(h.id, "open"), spec=_dump(h)))
-    for i, r in enumerate(spec.recipes):
-        s.add(m.Recipe(investigation_id=iid, id=r.id, position=i, spec=_dump(r)))
-    for i, r in enumerate(spec.rules):
-        s.add(m.Rule(investigation_id=iid, id=r.id, hypothesis_id=r.hypothesis, position=i, spec=_dump(r)))
-    for i, b in enumerate(spec.bisects):
-        s.add(m.Bisect(investigation_id=iid, id=b.id, position=i, spec=_dump(b)))
-    for ev in spec.evidence:
-        s.add(m.ManualEvidence(investigation_id=iid, hypothesis_id=ev.hypothesis, verdict=ev.verdict, reason=ev.because,
-                               author=ev.author, runs=list(ev.runs), source="rules", created_at=now()))
+        s.execute(update(t).where(t.c.id == inv.id).values(**fields))
+    _replace_definitions(s, inv.id, spec)
+
+
+def _upsert_signatures(s: Session, path: str, declared: dict[str, Any]) -> None:
+    """The file's signatures upserted (the last of an id given twice), and those it declared
+    before and no longer does retired."""
+    t = tables.Signature
+    rows = [dict(id=sig.id, kind=sig.cls, source=path, spec=_dump(sig), retired_at=None) for sig in declared.values()]
+    have = set(s.execute(select(t.c.id).where(t.c.id.in_(list(declared)))).scalars()) if declared else set()
+    if any(r["id"] not in have for r in rows):
+        s.execute(insert(t), [r for r in rows if r["id"] not in have])
+    changed = [{**r, "key": r["id"]} for r in rows if r["id"] in have]
+    if changed:
+        s.execute(update(t).where(t.c.id == bindparam("key")).values(
+            kind=bindparam("kind"), source=bindparam("source"), spec=bindparam("spec"), retired_at=None),
+            [{k: r[k] for k in ("key", "kind", "source", "spec")} for r in changed])
+    s.execute(update(t).where(t.c.source == path, t.c.retired_at.is_(None), t.c.id.not_in(list(declared)))
+              .values(retired_at=now()))
+
+
+def _replace_definitions(s: Session, iid: str, spec: Any) -> None:
+    """The investigation's hypotheses (each keeps its stored status), recipes, rules, bisects and
+    the evidence its file declares, replaced by the file's."""
+    hyp = tables.Hypothesis
+    old_status = dict(s.execute(select(hyp.c.id, hyp.c.status).where(hyp.c.investigation_id == iid)).all())
+    for t in (hyp, tables.Recipe, tables.Rule, tables.Bisect):
+        s.execute(delete(t).where(t.c.investigation_id == iid))
+    ev = tables.ManualEvidence
+    s.execute(delete(ev).where(ev.c.investigation_id == iid, ev.c.source == "rules"))
+    rows = {
+        hyp: [dict(investigation_id=iid, id=h.id, title=h.title, parent=h.parent, position=i,
+                   status=old_status.get(h.id, "open"), spec=_dump(h)) for i, h in enumerate(spec.hypotheses)],
+        tables.Recipe: [dict(investigation_id=iid, id=r.id, position=i, spec=_dump(r)) for i, r in enumerate(spec.recipes)],
+        tables.Rule: [dict(investigation_id=iid, id=r.id, hypothesis_id=r.hypothesis, position=i, spec=_dump(r))
+                      for i, r in enumerate(spec.rules)],
+        tables.Bisect: [dict(investigation_id=iid, id=b.id, position=i, spec=_dump(b)) for i, b in enumerate(spec.bisects)],
+        ev: [dict(investigation_id=iid, hypothesis_id=e.hypothesis, verdict=e.verdict, reason=e.because,
+                  author=e.author, runs=list(e.runs), source="rules", created_at=now()) for e in spec.evidence],
+    }
+    for t, values in rows.items():
+        if values:
+            s.execute(insert(t), values)
 
 
 def _meta_put(s: Session, key: str, items: Sequence[Any]) -> None:
     import json
 
+    t = tables.Meta
     value = json.dumps([_dump(x) for x in items], sort_keys=True)
-    row = s.get(m.Meta, key)
+    held = s.execute(select(t.c.key).where(t.c.key == key)).first() is not None
     if not items:
-        if row is not None:
-            s.delete(row)
-    elif row is None:
-        s.add(m.Meta(key=key, value=value))
+        if held:
+            s.execute(delete(t).where(t.c.key == key))
+    elif not held:
+        s.execute(insert(t).values(key=key, value=value))
     else:
-        row.value = value
+        s.execute(update(t).where(t.c.key == key).values(value=value))

@@ -42,6 +42,17 @@ def __getattr__(name: str) -> Any:
     return copy[name]
 
 
+def metadata() -> Any:
+    """The ``MetaData`` of every table (to create them): the classes' own once they are defined,
+    else that of the copy, without defining them."""
+    defined = sys.modules.get(_MODELS)
+    if defined is not None:
+        from sqlmodel import SQLModel
+
+        return SQLModel.metadata
+    return next(iter(_tables().values())).metadata
+
+
 def _tables() -> dict[str, Any]:
     global _copy
     if _copy is None:
