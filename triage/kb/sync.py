@@ -114,10 +114,12 @@ def _replace_definitions(s: Session, iid: str, spec: Any) -> None:
     rows = {
         hyp: [dict(investigation_id=iid, id=h.id, title=h.title, parent=h.parent, position=i,
                    status=old_status.get(h.id, "open"), spec=_dump(h)) for i, h in enumerate(spec.hypotheses)],
-        tables.Recipe: [dict(investigation_id=iid, id=r.id, position=i, spec=_dump(r)) for i, r in enumerate(spec.recipes)],
+        tables.Recipe: [dict(investigation_id=iid, id=r.id, position=i, spec=_dump(r))
+                        for i, r in enumerate(spec.recipes)],
         tables.Rule: [dict(investigation_id=iid, id=r.id, hypothesis_id=r.hypothesis, position=i, spec=_dump(r))
                       for i, r in enumerate(spec.rules)],
-        tables.Bisect: [dict(investigation_id=iid, id=b.id, position=i, spec=_dump(b)) for i, b in enumerate(spec.bisects)],
+        tables.Bisect: [dict(investigation_id=iid, id=b.id, position=i, spec=_dump(b))
+                        for i, b in enumerate(spec.bisects)],
         ev: [dict(investigation_id=iid, hypothesis_id=e.hypothesis, verdict=e.verdict, reason=e.because,
                   author=e.author, runs=list(e.runs), source="rules", created_at=now()) for e in spec.evidence],
     }
