@@ -99,9 +99,30 @@ def _prediction_condition(pred: Any, recipe: RecipeSpec) -> tuple[Condition, boo
 
     A prediction that comes true confirms when the hypothesis being false
     would have predicted otherwise: a recovery by default, any prediction
-    written ``{when: ..., confirms: true}``; any other only supports."""
+    written ``{when: ..., confirms: true}``; any other only supports.
+
+    Made once per prediction and recipe (the evidence, the rival table and the suggestions
+    each ask for every one: a wide investigation's 342, four times an evaluation)."""
+    key = (id(pred), id(recipe))
+    held = _CONDITIONS.get(key)
+    if held is not None and held[0] is pred and held[1] is recipe:  # (held: their ids are theirs still)
+        return held[2]
+    made = _condition_of(pred, recipe)
+    if len(_CONDITIONS) >= _CONDITIONS_MOST:
+        _CONDITIONS.clear()
+    _CONDITIONS[key] = (pred, recipe, made)
+    return made
+
+
+#: (prediction, recipe, :func:`_prediction_condition`'s answer) by their ids, at most :data:`_CONDITIONS_MOST`.
+_CONDITIONS: dict[tuple[int, int], tuple[Any, RecipeSpec, tuple[Condition, bool, Phrase]]] = {}
+_CONDITIONS_MOST = 4096
+
+
+def _condition_of(pred: Any, recipe: RecipeSpec) -> tuple[Condition, bool, Phrase]:
+    """:func:`_prediction_condition`, worked out."""
     if isinstance(pred, PredictionSpec):
-        cond, recovery, desc = _prediction_condition(pred.when, recipe)
+        cond, recovery, desc = _condition_of(pred.when, recipe)
         return cond, recovery if pred.confirms is None else pred.confirms, desc
     if pred == "recovers":
         return _valid(Condition, recovers=True), True, clause("recover", "to good")

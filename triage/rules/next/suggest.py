@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from triage.rules.engine.context import Context, num
-from triage.rules.next.discriminate import with_rules
+from triage.rules.next.discriminate import rules_by_config, with_rules
 from triage.rules.engine.facts import facts
 from triage.rules.engine.keys import configs_of, each
 from triage.rules.engine.evidence import _prediction_condition
@@ -433,13 +433,23 @@ def _ranked(inv: Investigation, ctx: Context, cands: Sequence[Candidate], states
     return ranked
 
 
+def _rules_by_config(ctx: Context) -> Mapping[str, list]:
+    """:func:`~triage.rules.next.discriminate.rules_by_config` of the investigation's rules, made
+    once for the suggestions of an evaluation, not once for each."""
+    rules = ctx.inv.rules
+    held = ctx.once.get("rules by config")
+    if held is None or held[0] is not rules:
+        held = ctx.once["rules by config"] = (rules, rules_by_config(rules))
+    return held[1]
+
+
 def _recipe_suggestion(c: Candidate, value: float, outs: Sequence[Outcome], st: RecipeState,
                        ctx: Context) -> Suggestion:
     recipe = c.recipe
     assert recipe is not None
     said = {"never-run": "never run", "no-valid-run": f"no valid run yet: {st.why}", "cant-tell": "can't tell yet"}
     advice = _sample_advice(st, ctx) if st.state == "cant-tell" else (f"fix first: {st.blocked}" if st.blocked else "")
-    lines = with_rules(ctx.inv, recipe, c.hypotheses, _describe(outs))
+    lines = with_rules(ctx.inv, recipe, c.hypotheses, _describe(outs), _rules_by_config(ctx))
     why = f"{said[st.state]}; decides {', '.join(c.hypotheses)}"
     if recipe.cost:
         why += f" (cost {num(recipe.cost)})"
