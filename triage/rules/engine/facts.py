@@ -38,7 +38,8 @@ class ConfigFacts:
     inconclusive: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per reason runs decide nothing
     repeats: tuple[tuple[int, str], ...] = ()  # (order of the first, warning) per group of disagreeing repeats
     unscaled: tuple[tuple[str, tuple[int, int, float, int]], ...] = ()  # see Context.unscaled
-    provenances: tuple[tuple[tuple[str, str], ...], ...] = ()  # the valid runs' distinct provenances
+    # the valid runs' distinct provenances, in the order of each one's first valid run as recorded
+    provenances: tuple[tuple[tuple[str, str], ...], ...] = ()
     # per valid run (as in ``valid``), its provenance's place there; read back as Packed
     valid_provenance: Sequence[int] = ()
     # What a new run updates the facts from (:func:`updated`), without the config's other runs:
