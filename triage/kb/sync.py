@@ -93,11 +93,10 @@ def _upsert_signatures(s: Session, path: str, declared: dict[str, Any]) -> None:
     have = set(s.execute(select(t.c.id).where(t.c.id.in_(list(declared)))).scalars()) if declared else set()
     if any(r["id"] not in have for r in rows):
         s.execute(insert(t), [r for r in rows if r["id"] not in have])
-    changed = [{**r, "key": r["id"]} for r in rows if r["id"] in have]
+    changed = [dict(key=r["id"], kind=r["kind"], source=path, spec=r["spec"]) for r in rows if r["id"] in have]
     if changed:
         s.execute(update(t).where(t.c.id == bindparam("key")).values(
-            kind=bindparam("kind"), source=bindparam("source"), spec=bindparam("spec"), retired_at=None),
-            [{k: r[k] for k in ("key", "kind", "source", "spec")} for r in changed])
+            kind=bindparam("kind"), source=bindparam("source"), spec=bindparam("spec"), retired_at=None), changed)
     s.execute(update(t).where(t.c.source == path, t.c.retired_at.is_(None), t.c.id.not_in(list(declared)))
               .values(retired_at=now()))
 
@@ -132,12 +131,6 @@ def _meta_put(s: Session, key: str, items: Sequence[Any]) -> None:
     import json
 
     t = tables.Meta
-    value = json.dumps([_dump(x) for x in items], sort_keys=True)
-    held = s.execute(select(t.c.key).where(t.c.key == key)).first() is not None
-    if not items:
-        if held:
-            s.execute(delete(t).where(t.c.key == key))
-    elif not held:
-        s.execute(insert(t).values(key=key, value=value))
-    else:
-        s.execute(update(t).where(t.c.key == key).values(value=value))
+    s.execute(delete(t).where(t.c.key == key))
+    if items:
+        s.execute(insert(t).values(key=key, value=json.dumps([_dump(x) for x in items], sort_keys=True)))
