@@ -31,7 +31,7 @@ def test_a_predictions_condition_is_made_once_per_prediction_and_recipe(monkeypa
 
 
 def test_an_evaluation_makes_each_condition_and_the_rules_by_config_once(monkeypatch) -> None:
-    inv, records = wide_investigation(3, 150)
+    inv, records = wide_investigation(4, 150)  # a shape with several recipes suggested
     conditions: list[tuple] = []
     indexes: list[int] = []
     work, index = evidence._condition_of, suggest.rules_by_config
@@ -40,5 +40,6 @@ def test_an_evaluation_makes_each_condition_and_the_rules_by_config_once(monkeyp
                         lambda pred, recipe: conditions.append((id(pred), id(recipe))) or work(pred, recipe))
     monkeypatch.setattr(suggest, "rules_by_config", lambda rules: indexes.append(1) or index(rules))
     ev = evaluate(replace(inv, runs=list(records)))
-    assert ev.suggestions and len(conditions) == len(set(conditions)) > 0
-    assert len(indexes) <= 1
+    assert sum(s.kind == "recipe" for s in ev.suggestions) > 1
+    assert len(conditions) == len(set(conditions)) > 0
+    assert len(indexes) == 1
