@@ -40,6 +40,13 @@ runs only, one pair each, as a sanity check.  Exit 3 when a limit is not met
 right after it ≤ 1.5×, ``report --full`` ≤ 4×, import ≤ 2× in wall and in CPU
 time (on two cores, and on one) and < 200 MiB, all at 100k runs.
 
+``--million``: besides, each wide investigation at 1,000,000 runs (``bench/wide.py``, made
+once: minutes): the report, the add-runs and the report after one (``--pairs`` pairs, on
+copies written out to disk first), ``report --full`` and the import (one pair each).  Each
+ratio must be at most 1.5 × its own at 100k runs (the import's in CPU time); a whole
+evaluation, ten times the work against the same floor, at most 1.5 × ten times the
+100k runs' time above the floor (exit 3 otherwise).  Needs 100000 among ``--sizes``.
+
 ``--investigations 1000 --sizes 1000``: instead, 1,000 wide investigations of
 1,000 runs each (seeds from the first ``--wide``) in one knowledge base; the
 report, ``--full`` and add-run of the first, the import of all 1,000,000
@@ -47,7 +54,7 @@ records (one pair: it takes minutes); shown, not judged (the limits are at 100k
 runs in one investigation).
 
 Usage: .venv/bin/python bench/bench_report.py [--pairs N] [--quick] [--wide SEED ...] [--only-wide] [--no-beside]
-       [--sizes 1000,10000,100000] [--investigations K]
+       [--sizes 1000,10000,100000] [--investigations K] [--million]
 """
 
 from __future__ import annotations
@@ -219,9 +226,9 @@ def measure_beside(n: int, rows: list, results: dict) -> None:
         rows.append(("  … against 1 investigation, side by side", fmt(r)))
 
 
-def measure_add_run(t: Target, size: int, n: int, rows: list, results: dict, scratch: Path) -> None:
+def measure_add_run(t: Target, size: int, n: int, rows: list, results: dict, scratch: Path, at: str = "") -> None:
     """One new run of the base config into the largest knowledge base (a copy each time),
-    then the report a bot posts right after it."""
+    then the report a bot posts right after it (``at``: said after each result's name)."""
     big = t.kb(size).parent
     copy = scratch / "kb.sqlite"
     shutil.copytree(big / "rules", scratch / "rules", dirs_exist_ok=True)
@@ -261,10 +268,10 @@ def measure_add_run(t: Target, size: int, n: int, rows: list, results: dict, scr
                       "--config", t.config, "--status", "failed", "--metric", t.metric)
 
     r = pairs(lambda: FLOOR, add_run, n, prepare=lambda: fresh_copy(first))
-    results[(t.name, "first add-run")] = r
+    results[(t.name, "first add-run" + at)] = r
     rows.append((f"{t.name}: the first add-run after the import, into {size:,} runs", fmt(r)))
     r = pairs(lambda: FLOOR, add_run, n, prepare=fresh_copy)
-    results[(t.name, "add-run")] = r
+    results[(t.name, "add-run" + at)] = r
     rows.append((f"{t.name}: add-run of one new run into {size:,} runs, after two", fmt(r)))
 
     def after_add_run() -> None:  # the report a bot posts right after a run is added
@@ -273,12 +280,14 @@ def measure_add_run(t: Target, size: int, n: int, rows: list, results: dict, scr
 
     r = pairs(lambda: FLOOR, lambda: triage(copy, "report", "--pr", t.pr, "--format", "json"), n,
               prepare=after_add_run)
-    results[(t.name, "after")] = r
+    results[(t.name, "after" + at)] = r
     rows.append((f"{t.name}: report right after that add-run, {size:,} runs", fmt(r)))
 
 
-def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scratch: Path, most: int = 3) -> None:
-    """``triage import`` of the largest knowledge base's records into a new one (at most ``most`` pairs)."""
+def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scratch: Path, most: int = 3,
+                   at: str = "") -> None:
+    """``triage import`` of the largest knowledge base's records into a new one (at most ``most`` pairs;
+    ``at``: said after each result's name)."""
     records = t.kb(size).parent / "runs.jsonl"
     script = scratch / "baseline.py"
     script.write_text(BASELINE_IMPORT)
@@ -289,7 +298,7 @@ def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scra
 
     r = pairs(lambda: [PY, str(script), str(records), str(scratch / "base.sqlite")],
               lambda: triage(scratch / "kb.sqlite", "import", str(records)), max(1, min(n, most)), prepare=clean)
-    results[(t.name, "import")] = r
+    results[(t.name, "import" + at)] = r
     with records.open("rb") as fh:
         count = sum(1 for _ in fh)
     rows.append((f"{t.name}: import of {count:,} records, whole command vs json.loads + executemany", fmt(r)))
@@ -300,7 +309,7 @@ def measure_import(t: Target, size: int, n: int, rows: list, results: dict, scra
         r = pairs(lambda: one + [PY, str(script), str(records), str(scratch / "base.sqlite")],
                   lambda: one + triage(scratch / "kb.sqlite", "import", str(records)), max(1, min(n, most)),
                   prepare=clean)
-        results[(t.name, "import, one core")] = r
+        results[(t.name, "import, one core" + at)] = r
         rows.append((f"{t.name}: the same import, both on one core", fmt(r)))
 
 
@@ -338,6 +347,58 @@ def judged(t: Target, sizes: list[int], results: dict) -> list[str]:
     return out
 
 
+#: The size ``--million`` measures the wide investigations at too, and the name its results carry.
+MILLION, AT_MILLION = 1_000_000, " at 1M"
+
+
+def measure_million(t: Target, n: int, rows: list, results: dict) -> None:
+    """The wide investigation at a million runs: the report, the add-runs and the report
+    after one (``n`` pairs, on copies written out to disk first), ``report --full`` and
+    the import (one pair each: they take minutes)."""
+    kb = t.kb(MILLION)
+    run(triage(kb, "report", "--pr", t.pr, "--format", "json"))
+    r = pairs(lambda: FLOOR, lambda: triage(kb, "report", "--pr", t.pr, "--format", "json"), n)
+    results[(t.name, "report", MILLION)] = r
+    rows.append((f"{t.name}: report --format json, {MILLION:,} runs", fmt(r)))
+    r = pairs(lambda: FLOOR, lambda: triage(kb, "report", "--pr", t.pr, "--format", "json", "--full"), 1)
+    results[(t.name, "full", MILLION)] = r
+    rows.append((f"{t.name}: report --full (a whole evaluation), {MILLION:,} runs", fmt(r)))
+    scratch = Path(tempfile.mkdtemp(prefix="bench-million-"))
+    try:
+        measure_add_run(t, MILLION, n, rows, results, scratch, at=AT_MILLION)
+        measure_import(t, MILLION, 1, rows, results, scratch, 1, at=AT_MILLION)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def judged_million(t: Target, results: dict) -> list[str]:
+    """#31's "the same at 1M runs: within 1.5 × of the 100k figures": each ratio to its floor at
+    a million runs at most 1.5 × the same ratio at 100,000 (the import's in CPU time: its floor
+    reads and writes as many records).  A whole evaluation does ten times the work of one at
+    100,000 runs against the same floor: its time above the floor at most 1.5 × ten times
+    the 100,000 runs' ("nothing may grow faster than linearly in the runs a command touches")."""
+    out = []
+    figures = [("report --format json", ("report", 100_000), ("report", MILLION), "ratio")]
+    for what, key, field in (("the first add-run after the import", "first add-run", "ratio"),
+                             ("add-run after two", "add-run", "ratio"),
+                             ("report right after an add-run", "after", "ratio"),
+                             ("import", "import", "cpu_ratio"),
+                             ("import on one core", "import, one core", "cpu_ratio")):
+        figures.append((what, (key,), (key + AT_MILLION,), field))
+    for what, key_100k, key_1m, field in figures:
+        small, large = results.get((t.name, *key_100k)), results.get((t.name, *key_1m))
+        if small is not None and large is not None and large[field] > 1.5 * small[field]:
+            out.append(f"{t.name}: {what}: {large[field]:.2f} × the floor at {MILLION:,} runs, more than 1.5 × "
+                       f"its {small[field]:.2f} at 100,000")
+    small, large = results.get((t.name, "full", 100_000)), results.get((t.name, "full", MILLION))
+    if small is not None and large is not None:
+        above = (small["cmd"] - small["base"], large["cmd"] - large["base"])
+        if above[1] > 1.5 * 10 * above[0]:
+            out.append(f"{t.name}: report --full: {above[1]:.1f} s above the floor at {MILLION:,} runs, more than "
+                       f"1.5 × ten times the {above[0]:.2f} s at 100,000")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=5)
@@ -350,11 +411,16 @@ def main() -> int:
     ap.add_argument("--investigations", type=int, default=0, metavar="K",
                     help="instead: K wide investigations of --sizes runs each in one knowledge base (seeds from the "
                          "first --wide), measured on the first; the import is of all of them")
+    ap.add_argument("--million", action="store_true",
+                    help="the wide investigations at 1,000,000 runs too, each figure held to 1.5 x its 100k one")
     a = ap.parse_args()
     n = 1 if a.quick else a.pairs
     os.environ.setdefault("TRIAGE_CACHE", str(OUT / "cache"))
     compile_bytecode()
     sizes = [1_000] if a.quick else [int(x) for x in a.sizes.split(",")]
+    if a.million and (a.quick or a.investigations or 100_000 not in sizes):
+        ap.error("--million: its figures are held to those at 100,000 runs of one investigation: "
+                 "give 100000 among --sizes, without --quick or --investigations")
     rows: list = []
     results: dict = {}
     failures: list[str] = []
@@ -371,6 +437,9 @@ def main() -> int:
             shutil.rmtree(scratch, ignore_errors=True)
         if not a.quick and 100_000 in sizes and not a.investigations:
             failures += judged(t, sizes, results)
+        if a.million and t.name != "bundled":
+            measure_million(t, n, rows, results)
+            failures += judged_million(t, results)
     print_rows(rows)
     return verdict(failures)
 

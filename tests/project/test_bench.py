@@ -44,3 +44,32 @@ def test_a_benchmark_over_its_limit_is_told_from_a_broken_one():
     assert verdict(["slow"], ["the matches differ from the planted failures"]) == 1
     assert verdict([], ["a command failed"]) == 1
     assert OVER_LIMIT not in (0, 1, 2)  # neither success, a Python crash, nor a usage error
+
+
+def test_the_million_run_figures_are_held_to_their_100k_ones():
+    """``bench_report.py --million``: each ratio at a million runs at most 1.5 × its own at
+    100,000; a whole evaluation's time above its floor at most 1.5 × ten times as much."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_report as b
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    t = b.Target("wide, seed 1", "40001", "w1-base", "acc=0.88/1000", lambda size: Path("unused"))
+
+    def figures(scale: float, full_above: float) -> dict:
+        at = {(t.name, "report", 100_000): {"ratio": 1.0}, (t.name, "full", 100_000): {"cmd": 3.0, "base": 0.5}}
+        for key in ("first add-run", "add-run", "after"):
+            at[(t.name, key)] = {"ratio": 1.2}
+            at[(t.name, key + b.AT_MILLION)] = {"ratio": 1.2 * scale}
+        for key in ("import", "import, one core"):
+            at[(t.name, key)] = {"cpu_ratio": 2.5}
+            at[(t.name, key + b.AT_MILLION)] = {"cpu_ratio": 2.5 * scale}
+        at[(t.name, "report", b.MILLION)] = {"ratio": 1.0 * scale}
+        at[(t.name, "full", b.MILLION)] = {"cmd": 0.5 + full_above, "base": 0.5}
+        return at
+
+    assert b.judged_million(t, figures(1.5, 2.5 * 15)) == []
+    over = b.judged_million(t, figures(1.6, 2.5 * 15 + 1))
+    assert len(over) == 7 and all(t.name in line for line in over)
+    assert any("report --full" in line and "ten times" in line for line in over)
+    assert any(line.startswith(f"{t.name}: import on one core: 4.00") for line in over)
