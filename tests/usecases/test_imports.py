@@ -163,15 +163,15 @@ def test_an_export_that_fails_midway_leaves_the_file_as_it_was(cli, seeded, tmp_
     out = tmp_path / "runs.jsonl"
     out.write_text("as it was\n", encoding="utf-8")
     monkeypatch.setattr(stored, "EXPORT_BATCH", 4)
-    real, seen = stored.run_to_record, []
+    real, seen = stored._record, []
 
-    def failing(row):
-        seen.append(row)
+    def failing(*fields):  # the disk fills up while the eleventh run is written
+        seen.append(fields)
         if len(seen) > 10:
             raise OSError(28, "No space left on device")
-        return real(row)
+        return real(*fields)
 
-    monkeypatch.setattr(stored, "run_to_record", failing)
+    monkeypatch.setattr(stored, "_record", failing)
     r = cli("export", "--pr", str(PR), "-o", str(out))
     assert r.code == 2 and "No space left on device" in r.err and "Traceback" not in r.err
     assert out.read_text(encoding="utf-8") == "as it was\n"

@@ -324,18 +324,17 @@ def runs_list(
       triage runs list --pr 30433 --last 20
       triage runs list --pr 30433 --format json     # every run
     """
-    from triage.usecases.lookup import runs
+    from triage.usecases.lookup import runs, runs_json
 
     _check_format(format, "text", "json")
     count = _runs_limit(last, "--last") if last is not None else (RUNS_LISTED if format == "text" else None)
     url, _ = _open()
-    rows, prefix, total = runs(url, pr, repo, count)
     if format == "json":
-        _json_out([{"run_id": r.run_id, "config": r.config, "status": r.status, "metrics": r.metrics,
-                    "provenance": r.provenance, "time": r.time.isoformat() if r.time else None, "url": r.url,
-                    "note": r.note, "signature": r.signature_id, "excluded": r.excluded,
-                    "excluded_reason": r.excluded_reason} for r in rows])
+        from triage.render.jsonout import write_list
+
+        write_list(runs_json(url, pr, repo, count), lambda text: typer.echo(text, nl=False))
         return
+    rows, prefix, total = runs(url, pr, repo, count)
     _runs_table(rows, prefix, wide)
     if total > len(rows):
         _out(f"the last {len(rows):,} of {total:,} runs recorded (--last all lists every one)")

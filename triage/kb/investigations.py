@@ -328,7 +328,7 @@ def runs_of_rows(batches: Any, shared: Optional[ReadShared] = None) -> list[Any]
                 provenance_of[provenance] = pp
             at = times.get(when) if when is not None else None
             if at is None and when is not None:
-                at = times[when] = _engine_time(when)
+                at = times[when] = time_text(when)
             append(RunRec(text(run_id, run_id), text(config, config), text(status, status), mm, pp,
                           text(url, url) if url is not None else None, at, note, bool(excluded), excluded_reason,
                           signature, pk))
@@ -356,8 +356,9 @@ def _typed() -> tuple[Any, Any, Any]:
 _TYPED: Optional[tuple[Any, Any, Any]] = None
 
 
-def _engine_time(when: Any) -> str:
-    """A run's time as the engine reads it (:func:`_iso`), from the driver's value."""
+def time_text(when: Any) -> str:
+    """A run's time as the engine reads it and an export writes it (:func:`_iso`), from the
+    driver's value."""
     # SQLite's text as SQLAlchemy writes it (YYYY-MM-DD HH:MM:SS.ffffff, UTC): turned here
     if type(when) is str and len(when) == 26 and when[10] == " " and when[19] == ".":
         return when[:10] + "T" + (when[11:19] if when.endswith(".000000") else when[11:]) + "+00:00"

@@ -39,6 +39,35 @@ def listed_runs(s: Session, iid: str, last: Optional[int] = None) -> list[Any]:
     return rows
 
 
+def listed_records(s: Session, iid: str, last: Optional[int] = None) -> Iterator[list[dict]]:
+    """What ``runs list --format json`` shows of each run of ``iid`` (the ``last`` recorded, if
+    given), in the order recorded, a batch of :data:`EXPORT_BATCH` at a time, read as the
+    driver's rows (as :func:`records_of` reads them): a hundred thousand runs read whole and
+    written as one text held half a gigabyte."""
+    from sqlalchemy import String, Text, cast, type_coerce
+
+    from triage.kb.investigations import JSON_COLUMNS, _json_decode
+
+    t = tables.Run
+    mine = t.c.investigation_id == iid
+    q = select(*(cast(t.c[c], Text) if c in JSON_COLUMNS else type_coerce(t.c[c], String) if c in _TIMES else t.c[c]
+                 for c in LISTED)).where(mine)
+    if last is not None:
+        if last <= 0:
+            return
+        first = s.execute(select(t.c.pk).where(mine).order_by(t.c.pk.desc()).offset(last - 1).limit(1)).scalar()
+        if first is not None:  # else fewer runs than that: every one
+            q = q.where(t.c.pk >= first)
+    result = s.execute(q.order_by(t.c.pk), execution_options={"yield_per": EXPORT_BATCH})
+    decode, times = _json_decode(), _times_read(s)
+    for rows in result.partitions():
+        yield [{"run_id": run_id, "config": config, "status": status, "metrics": decode(metrics),
+                "provenance": decode(provenance), "time": times(when) if when is not None else None, "url": url,
+                "note": note, "signature": signature, "excluded": bool(excluded), "excluded_reason": excluded_reason}
+               for run_id, config, status, metrics, provenance, when, url, note, signature, excluded, excluded_reason
+               in rows]
+
+
 def count_runs(s: Session, iid: str) -> int:
     """How many runs ``iid`` has."""
     t = tables.Run
@@ -51,13 +80,74 @@ EXPORT_BATCH = 2000
 
 def records_of(s: Session, iid: str) -> Iterator[list[dict]]:
     """The runs of ``iid`` as records (:func:`run_to_record`), in the order recorded, a batch of
-    :data:`EXPORT_BATCH` at a time: read as rows, not made as objects of the ORM, and never all
-    held at once (a hundred thousand made whole took 600 MiB)."""
+    :data:`EXPORT_BATCH` at a time: read as the driver's rows (no objects of the ORM, no
+    processing per column: the JSON columns as their text, decoded in C), and never all held
+    at once (a hundred thousand made whole took 600 MiB)."""
+    from sqlalchemy import String, Text, cast, type_coerce
+
+    from triage.kb.investigations import JSON_COLUMNS, _json_decode
+
     t = tables.Run
-    result = s.execute(select(t).where(t.c.investigation_id == iid).order_by(t.c.pk),
+    cols = [cast(t.c[c], Text) if c in JSON_COLUMNS else type_coerce(t.c[c], String) if c in _TIMES else t.c[c]
+            for c in _RECORD_COLUMNS]
+    result = s.execute(select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk),
                        execution_options={"yield_per": EXPORT_BATCH})
+    decode, times = _json_decode(), _times_read(s)
     for rows in result.partitions():
-        yield [run_to_record(row) for row in rows]
+        yield [_record(iid, run_id, config, status, decode(metrics), decode(provenance), url,
+                       times(when) if when is not None else None,
+                       note, log_excerpt, signature, signature_line, bool(excluded), excluded_reason,
+                       times(updated, micro=True))
+               for (run_id, config, status, metrics, provenance, url, when, note, log_excerpt, signature,
+                    signature_line, excluded, excluded_reason, updated) in rows]
+
+
+def named_in(s: Session, iid: str) -> Iterator[list[dict]]:
+    """What the runs of ``iid`` name: their metrics and provenance (as :func:`records_of` gives
+    them), a batch at a time: what a CSV export's header is made of, read without the rest of
+    each run."""
+    from sqlalchemy import Text, cast
+
+    from triage.kb.investigations import _json_decode
+
+    t = tables.Run
+    result = s.execute(select(cast(t.c.metrics, Text), cast(t.c.provenance, Text)).where(t.c.investigation_id == iid),
+                       execution_options={"yield_per": EXPORT_BATCH})
+    decode = _json_decode()
+    for rows in result.partitions():
+        yield [{"metrics": decode(metrics), "provenance": decode(provenance)} for metrics, provenance in rows]
+
+
+#: The run table's columns a record is read from (:func:`records_of`), in :func:`_record`'s order.
+_RECORD_COLUMNS = ("run_id", "config", "status", "metrics", "provenance", "url", "time", "note", "log_excerpt",
+                   "signature_id", "signature_line", "excluded", "excluded_reason", "updated_at")
+_TIMES = ("time", "updated_at")
+
+
+def _times_read(s: Session) -> Any:
+    """``times(value, micro=False)``: a time column's value as the driver gives it, as a
+    record writes it (``datetime.isoformat`` in UTC, to the microsecond if ``micro``), as the
+    ORM's would be.  SQLite's text as triage writes it is turned as text; any other value
+    goes through the column type's own processing, as the ORM's does."""
+    from triage.kb.investigations import time_text
+
+    dialect = s.get_bind().dialect
+    process = tables.Run.c.time.type.dialect_impl(dialect).result_processor(dialect, None)  # to an aware UTC time
+    texts: dict[Any, str] = {}  # the runs of a nightly's matrix share their workflow run's time
+
+    def times(value: Any, micro: bool = False) -> str:
+        got = texts.get(value) if not micro else None
+        if got is not None:
+            return got
+        if type(value) is str and len(value) == 26 and value[10] == " " and value[19] == ".":
+            got = value[:10] + "T" + value[11:] + "+00:00" if micro else time_text(value)
+        else:
+            at = process(value)
+            got = at.isoformat(timespec="microseconds") if micro else at.isoformat()
+        if not micro and len(texts) < 100_000:
+            texts[value] = got
+        return got
+    return times
 
 
 TEXT_FIELDS = ("url", "note", "log_excerpt", "signature_id", "signature_line", "excluded_reason")
@@ -398,22 +488,33 @@ def run_deletions(s: Session, iid: str) -> list[m.RunDeletion]:
 
 def run_to_record(run: Any) -> dict:
     """A stored run as a record (the inverse of ``record_to_input``)."""
+    return _record(run.investigation_id, run.run_id, run.config, run.status, run.metrics, run.provenance, run.url,
+                   run.time.isoformat() if run.time else None, run.note, run.log_excerpt, run.signature_id,
+                   run.signature_line, run.excluded, run.excluded_reason, _utc_text(run.updated_at))
+
+
+def _record(iid: str, run_id: str, config: str, status: str, metrics: dict, provenance: dict, url: Optional[str],
+            time: Optional[str], note: Optional[str], log_excerpt: Optional[str], signature: Optional[str],
+            signature_line: Optional[str], excluded: bool, excluded_reason: Optional[str],
+            updated_at: Optional[str]) -> dict:
+    """A run's record from its stored values (times as their text): metrics and provenance by
+    name, and none of the fields that are absent (None, or an empty mapping)."""
     rec = {
-        "investigation": run.investigation_id,
-        "run_id": run.run_id,
-        "config": run.config,
-        "status": run.status,
-        "metrics": {k: dict(v) for k, v in sorted(run.metrics.items())},
-        "provenance": dict(sorted(run.provenance.items())),
-        "url": run.url,
-        "time": run.time.isoformat() if run.time else None,
-        "note": run.note,
-        "log_excerpt": run.log_excerpt,
-        "signature": run.signature_id,
-        "signature_line": run.signature_line,
-        "excluded": run.excluded,
-        "excluded_reason": run.excluded_reason,
-        "updated_at": _utc_text(run.updated_at),
+        "investigation": iid,
+        "run_id": run_id,
+        "config": config,
+        "status": status,
+        "metrics": {k: dict(v) for k, v in sorted(metrics.items())},
+        "provenance": dict(sorted(provenance.items())),
+        "url": url,
+        "time": time,
+        "note": note,
+        "log_excerpt": log_excerpt,
+        "signature": signature,
+        "signature_line": signature_line,
+        "excluded": excluded,
+        "excluded_reason": excluded_reason,
+        "updated_at": updated_at,
     }
     return {k: v for k, v in rec.items() if v is not None and v != {} or k in ("run_id", "config", "status")}
 

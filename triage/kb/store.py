@@ -75,6 +75,7 @@ from triage.kb.runs import (
     delete_runs,
     find_runs,
     count_runs,
+    listed_records,
     listed_runs,
     run_deletions,
     runs_of,
@@ -93,8 +94,8 @@ __all__ = [
     "add_bisect_mark", "extractors_for", "find_investigation", "has_config", "known_names",
     "list_investigations", "load_bundle", "run_records", "signature_specs",
     # runs
-    "RUN_COLUMNS", "TEXT_FIELDS", "RunInput", "RunWriter", "delete_runs", "find_runs", "listed_runs", "count_runs",
-    "run_deletions", "runs_of", "upsert_run",
+    "RUN_COLUMNS", "TEXT_FIELDS", "RunInput", "RunWriter", "delete_runs", "find_runs", "listed_runs", "listed_records",
+    "count_runs", "run_deletions", "runs_of", "upsert_run",
     # evaluations
     "EVIDENCE_VERSION", "STORED_RUNS", "add_manual_evidence", "evidence_history", "status_history",
     "store_evaluation",

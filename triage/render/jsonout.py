@@ -10,7 +10,7 @@ slow path.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Iterable
 
 
 def dumps(obj: Any) -> str:
@@ -23,3 +23,17 @@ def dumps(obj: Any) -> str:
         return msgspec.json.format(compact, indent=2)
     except msgspec.DecodeError:
         return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def write_list(batches: Iterable[list], write: Callable[[str], Any]) -> None:
+    """A list given a batch at a time, written as :func:`dumps` of it whole and a line end: each
+    batch as its own text, the brackets of the whole around them.  A list of a hundred thousand
+    runs is never held whole, nor its text.  Nothing is written before the first batch."""
+    opened = False
+    for batch in batches:
+        if not batch:
+            continue
+        inner = dumps(batch)[2:-2]  # "[\n" + its items, each at the first level + "\n]"
+        write(("[\n" if not opened else ",\n") + inner)
+        opened = True
+    write("\n]\n" if opened else "[]\n")

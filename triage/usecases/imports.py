@@ -124,10 +124,10 @@ def export_to(url: str, pr: int, repo: Optional[str], fmt: str, write: Callable[
     """``pr``'s (and ``repo``'s) runs as JSON Lines or CSV (``fmt``), given to ``write`` a few
     thousand runs at a time as they are read (:func:`triage.kb.runs.records_of`): an export
     holds one batch, however many runs there are.  CSV names every metric and provenance key in
-    its header, so its runs are read twice: for the header, then for the rows."""
+    its header: what the runs name is read first (:func:`triage.kb.runs.named_in`), then the rows."""
     from triage.ingest.records import csv_header, dumps, write_csv
     from triage.kb import store
-    from triage.kb.runs import records_of
+    from triage.kb.runs import named_in, records_of
 
     with store.session(url) as s:
         iid = store.find_investigation(s, pr, repo).id
@@ -135,7 +135,7 @@ def export_to(url: str, pr: int, repo: Optional[str], fmt: str, write: Callable[
             for batch in records_of(s, iid):
                 write("".join(dumps(rec) + "\n" for rec in batch))
             return
-        header = csv_header(rec for batch in records_of(s, iid) for rec in batch)
+        header = csv_header(rec for batch in named_in(s, iid) for rec in batch)
         write_csv((rec for batch in records_of(s, iid) for rec in batch), _Stream(write), header=header)
 
 

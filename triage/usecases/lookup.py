@@ -5,7 +5,7 @@ other investigations share, its history, its replay (``triage runs list``, ``bis
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from triage.errors import InputError
 
@@ -21,6 +21,16 @@ def runs(url: str, pr: int, repo: Optional[str], last: Optional[int] = None) -> 
         total = len(rows) if last is None else store.count_runs(s, inv.id)
         prefix = inv.spec.get("config_prefix") if isinstance(inv.spec, dict) else None
     return rows, prefix, total
+
+
+def runs_json(url: str, pr: int, repo: Optional[str], last: Optional[int] = None) -> Iterator[list[dict]]:
+    """The investigation's runs as ``runs list --format json`` shows them (the ``last`` recorded, if
+    given), in the order recorded, a batch at a time (:func:`triage.kb.runs.listed_records`)."""
+    from triage.kb import store
+
+    with store.session(url) as s:
+        inv = store.find_investigation(s, pr, repo)
+        yield from store.listed_records(s, inv.id, last)
 
 
 def bisects(url: str, pr: int, repo: Optional[str], ids: Optional[list[str]] = None) -> dict:
