@@ -255,3 +255,29 @@ def test_an_evaluation_looks_into_each_configs_provenances_without_keeping_them(
     assert ev.confounds and facts and all(isinstance(f.provenances, Lazy) for f in facts)
     assert [f.config for f in facts if f.provenances._items is not None] == []
     assert outcome_of(ev) == outcome_of(evaluate(replace(inv, runs=list(records))))
+
+
+def test_a_group_of_repeats_is_found_by_where_its_text_starts_whatever_its_characters() -> None:
+    """A new run's group is told among the stored groups by where its text starts in the stored
+    list's, in bytes: provenances of several bytes a character, and one whose value spells
+    another group's text, are found at their places, and one not stored is not."""
+    from msgspec.json import encode
+
+    from triage.rules.engine.facts import _group, _Groups, _row
+    from triage.rules.engine.keys import Lazy
+
+    values = ["a", "é", "日本語", '[{"image":"a"},', "z" * 300, "b"]
+    groups = [((("image", v),), i, (f"r{i}", 0.9, 1319), (f"r{i}", 0.91, 1319)) for i, v in enumerate(values)]
+    text = encode([_row(g) for g in groups]).decode()
+    ctx = Context(INV)
+    found = _Groups(Lazy(text, _group), CONFIG, ctx)
+    assert found._find(groups[0][0]) == 0
+
+    class Unwalked(list):  # the stored groups, not gone through one at a time
+        def __iter__(self):
+            raise AssertionError("went through the stored groups")
+
+    found.raws = Unwalked(found.raws)
+    assert [found._find(g[0]) for g in reversed(groups)] == list(reversed(range(len(groups))))
+    assert found._find((("image", "c"),)) is None and found._find((("node", "a"),)) is None
+    assert _Groups(Lazy(text, _group), CONFIG, ctx)._find((("image", "x"),)) is None  # not in the text at all

@@ -288,6 +288,8 @@ class _Groups:
         self.old, self.config, self.ctx = old, config, ctx
         self.ignore = set(ctx.spec.ignore_provenance)
         self.raws: Optional[list] = None  # the stored groups' texts, read when a run has a group
+        self.text = b""  # the stored list's text, and where each group's starts in it (with raws)
+        self.starts: list[int] = []
         self.into: dict[str, dict] = {config: {}}  # the groups of the runs added, as they grow
         self.place: dict[tuple, Optional[int]] = {}  # their provenance -> their place among the stored (None: new)
 
@@ -305,6 +307,14 @@ class _Groups:
         repeat_groups([run], self.ctx, valid=ALL_VALID, into=self.into)
 
     def _find(self, prov: tuple) -> Optional[int]:
+        """The place among the stored groups of the one of provenance ``prov`` (None: none is).
+        Its text is looked for in the stored list's, then its place is told by where each
+        group's text starts (a group's text starts with its provenance's, which holds a quote
+        only escaped inside a text: it stands nowhere else); a list stored in another layout
+        is gone through a group at a time."""
+        from bisect import bisect_left
+        from itertools import accumulate
+
         from msgspec.json import encode
 
         head = b"[" + encode(dict(prov)) + b","
@@ -312,7 +322,16 @@ class _Groups:
             if head.decode() not in self.old.text:  # a group holds its own text: no group is it
                 return None
             self.raws = self.old.raws()
+            self.text = self.old.text.encode()
+            # where each group's text starts in the list's, written without spaces: after "[" or ","
+            self.starts = list(accumulate((len(raw) + 1 for raw in self.raws[:-1]), initial=1))
         n = len(head)
+        at = self.text.find(head)
+        if at < 0:
+            return None
+        i = bisect_left(self.starts, at)
+        if i < len(self.raws) and self.starts[i] == at and memoryview(self.raws[i])[:n] == head:
+            return i
         for i, raw in enumerate(self.raws):
             if memoryview(raw)[:n] == head:
                 return i
