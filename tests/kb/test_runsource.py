@@ -429,3 +429,34 @@ def test_a_source_that_lets_runs_go_shares_their_texts_and_times_not_their_prove
             assert one.run_id is two.run_id and one.url is two.url and one.time is two.time
             assert one.provenance == two.provenance
             assert (one.provenance is two.provenance) is not letting_go
+
+
+def test_runs_added_to_many_configs_are_read_once_for_every_config(cli, rules_dir, tmp_path, url) -> None:
+    """After a nightly's import over many configs, what was added to each config is told by the
+    runs recorded since the stored pieces, read in one statement for all: not by a statement
+    of each config's that goes through every run recorded since.  The evaluation is a whole
+    one's."""
+    from triage import views
+    from triage.ingest import importer
+    from triage.kb import runsource, store
+
+    configs = [f"c{i}" for i in range(20)]
+    _imported(cli, url, tmp_path, _records(100, configs))
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "json").code == 0  # the pieces stored
+    later = [dict(r, run_id=f"n{i}", time=f"2027-01-01T00:00:{i % 60:02d}Z")
+             for i, r in enumerate(_records(3, configs))]
+    # and a run written again: its config's runs are not only added to (told by its own statement)
+    later.append(dict(_records(100, configs)[5], status="failed", metrics={"gsm8k": {"value": 0.01, "n": 1319}}))
+    path = tmp_path / "nightly.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in later))
+    with store.session(url) as s:
+        importer.import_file(s, str(path))  # written, not evaluated yet
+        inv = store.find_investigation(s, 30433, None)
+        with recorded(s.get_bind()) as statements:
+            _, ev, _ = views.evaluate(s, inv, keep=False)
+        _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
+    assert ev == whole
+    changed = {r["config"] for r in later[:-1]}
+    assert len(changed) > runsource.RECENT_AFTER
+    since = [sql for sql, _ in statements if "pk >" in sql]
+    assert len(since) <= 2 * (runsource.RECENT_AFTER - 1) + 2 < 2 * len(changed), since

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from operator import itemgetter
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from sqlalchemy import and_, func, select, tuple_
 from sqlmodel import Session
@@ -28,6 +28,9 @@ from triage.rules.engine.source import Token, config_and_keys, digest
 
 #: Runs read by their keys (:meth:`DbSource.newest`) in one statement at most.
 KEYS_A_STATEMENT = 10_000
+#: Configs asked what was added to them, from which the runs recorded since the stored pieces
+#: are read once for all (:meth:`DbSource.recorded_since`), and how many such runs at most.
+RECENT_AFTER, RECENT_MOST = 8, 20_000
 
 
 class DbSource:
@@ -43,6 +46,13 @@ class DbSource:
         self._now = {config: (n, times) for config, _, n, _, _, times in rows}  # count and sum of write times
         self._tops: dict[tuple[str, str], Optional[int]] = {}  # (config, fingerprint) -> _since
         self._last: Optional[int] = None  # the largest key of any run (SQLite's, for _above)
+        self._floor: Optional[int] = None  # the largest key the stored pieces read (recorded_since)
+        self._asked = 0  # configs asked what was added to them
+        # the runs recorded after the floor, by config: each one's key and write time in ms (None:
+        # not read yet; False: more than RECENT_MOST), and those runs whole, read when asked for
+        self._recent: Any = None
+        self._recent_runs: Optional[dict[str, list[RunRec]]] = None
+        self._from_recent: set[tuple[str, str]] = set()  # (config, fingerprint) told by them
         self._by_config: dict[str, list[RunRec]] = {}
         self._keyed: dict[str, dict[str, RunRec]] = {}  # a config read whole: its runs by run id
         self._by_id: dict[str, list[RunRec]] = {}
@@ -226,8 +236,24 @@ class DbSource:
         top = self._since(config, fingerprint)
         if top is None:
             return None
+        if (config, fingerprint) in self._from_recent:  # every run of the config recorded since
+            if self._recent_runs is None:
+                self._recent_runs = {}
+                for r in run_records(self._s, self._iid, where=lambda t: and_(*self._after(self._floor, t)),
+                                     shared=self._sharing(), owned=True):
+                    self._recent_runs.setdefault(r.config, []).append(r)
+            return list(self._recent_runs.get(config, ()))
         return run_records(self._s, self._iid, where=lambda t: and_(*self._above(config, top, t)),
                            shared=self._sharing(), owned=True)
+
+    def recorded_since(self, fingerprints: Iterable[str]) -> None:
+        """The fingerprints of the configs the stored pieces read: the runs recorded after the
+        largest key among them (every run written since those pieces) are read in one
+        statement, once :data:`RECENT_AFTER` configs were asked what was added to them (after
+        an import of a nightly's runs over hundreds of configs, each config's own statement went
+        through every run recorded since: the product of the two)."""
+        tops = [int(fp.split(":", 2)[1]) for fp in fingerprints if fp]
+        self._floor = max(tops) if tops else None
 
     def _since(self, config: str, fingerprint: str) -> Optional[int]:
         """The largest key of the config's runs when they had ``fingerprint``
@@ -247,13 +273,43 @@ class DbSource:
             head, _, times = fingerprint.rpartition(":")
             count_text, top_text, _ = head.split(":", 2)
             count, top, was = int(count_text), int(top_text), int(times)
+        now_count, now_times = self._now[config]
+        self._asked += 1
+        recent = self._recent_runs_read() if self._floor is not None and top <= self._floor else None
+        if recent:  # the runs recorded since the pieces: this config's, if they are all it was added
+            mine = recent.get(config, ())
+            if count + len(mine) == now_count and was + sum(ms for _, ms in mine) == now_times:
+                self._from_recent.add((config, fingerprint))
+                return top
         q = select(func.count(), self._times).where(*self._above(config, top))
         added, added_times = self._s.execute(q).one()
-        now_count, now_times = self._now[config]
         # whole milliseconds: an int, or PostgreSQL's numeric of one (an exact int())
         if count + added != now_count or was + int(added_times or 0) != now_times:
             return None
         return top
+
+    def _recent_runs_read(self) -> Optional[dict[str, list[tuple[int, int]]]]:
+        """The runs recorded after the floor (:meth:`recorded_since`), by config, as their keys and
+        write times in milliseconds, once :data:`RECENT_AFTER` configs were asked about (None:
+        not yet, or more than :data:`RECENT_MOST` runs)."""
+        if self._recent is None and self._asked >= RECENT_AFTER:
+            t = self._t
+            q = select(t.c.pk, t.c.config, configruns.millis(self._s, t.c.updated_at)).where(*self._after(self._floor))
+            rows = self._s.execute(q.order_by(t.c.pk).limit(RECENT_MOST + 1)).all()
+            self._recent = False
+            if len(rows) <= RECENT_MOST:
+                self._recent = {}
+                for pk, config, ms in rows:  # whole milliseconds: an int, or PostgreSQL's numeric of one
+                    self._recent.setdefault(config, []).append((pk, int(ms)))
+        return self._recent or None
+
+    def _after(self, top: Any, t: Any = None) -> list:
+        """The conditions that select the investigation's runs with a key above ``top``, by key (on
+        SQLite, through an index of the investigation's, every run would be gone through)."""
+        t = self._t if t is None else t
+        if self._s.get_bind().dialect.name == "sqlite":
+            return [t.c.pk > top, t.c.investigation_id + "" == self._iid]
+        return [t.c.investigation_id == self._iid, t.c.pk > top]
 
     def _above(self, config: str, top: int, t: Any = None) -> list:
         """The conditions that select the config's runs with a key above ``top`` (those recorded
