@@ -63,7 +63,8 @@ def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bo
     # the configs the pieces to work out again will read, in one query rather than one each
     bundle.source.read_ahead(configs_again(memo, bundle.source.fingerprint))
     if memo.stored:  # the runs recorded since the stored pieces, for the configs they were added to
-        bundle.source.recorded_since(fp for reads, _ in memo.stored.values() for kind, _, fp in reads if kind == "c")
+        bundle.source.recorded_since(lambda: (fp for reads, _ in memo.stored.values() for kind, _, fp in reads
+                                              if kind == "c"))
     ev = evaluate(bundle, memo)
     if not keep:
         return bundle, ev, {}, False

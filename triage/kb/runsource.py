@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from operator import itemgetter
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from sqlalchemy import and_, func, select, tuple_
 from sqlmodel import Session
@@ -46,7 +46,7 @@ class DbSource:
         self._now = {config: (n, times) for config, _, n, _, _, times in rows}  # count and sum of write times
         self._tops: dict[tuple[str, str], Optional[int]] = {}  # (config, fingerprint) -> _since
         self._last: Optional[int] = None  # the largest key of any run (SQLite's, for _above)
-        self._floor: Optional[int] = None  # the largest key the stored pieces read (recorded_since)
+        self._floor: Any = None  # the largest key the stored pieces read (recorded_since), or how to tell it
         self._asked = 0  # configs asked what was added to them
         # the runs recorded after the floor, by config: each one's key and write time in ms (None:
         # not read yet; False: more than RECENT_MOST), and those runs whole, read when asked for
@@ -246,14 +246,14 @@ class DbSource:
         return run_records(self._s, self._iid, where=lambda t: and_(*self._above(config, top, t)),
                            shared=self._sharing(), owned=True)
 
-    def recorded_since(self, fingerprints: Iterable[str]) -> None:
-        """The fingerprints of the configs the stored pieces read: the runs recorded after the
-        largest key among them (every run written since those pieces) are read in one
-        statement, once :data:`RECENT_AFTER` configs were asked what was added to them (after
-        an import of a nightly's runs over hundreds of configs, each config's own statement went
-        through every run recorded since: the product of the two)."""
-        tops = [int(fp.split(":", 2)[1]) for fp in fingerprints if fp]
-        self._floor = max(tops) if tops else None
+    def recorded_since(self, fingerprints: Callable[[], Iterable[str]]) -> None:
+        """The fingerprints of the configs the stored pieces read (``fingerprints()``, asked for
+        when needed): the runs recorded after the largest key among them (every run written
+        since those pieces) are read in one statement, once :data:`RECENT_AFTER` configs were
+        asked what was added to them (after an import of a nightly's runs over hundreds of
+        configs, each config's own statement went through every run recorded since: the
+        product of the two)."""
+        self._floor = fingerprints
 
     def _since(self, config: str, fingerprint: str) -> Optional[int]:
         """The largest key of the config's runs when they had ``fingerprint``
@@ -275,7 +275,8 @@ class DbSource:
             count, top, was = int(count_text), int(top_text), int(times)
         now_count, now_times = self._now[config]
         self._asked += 1
-        recent = self._recent_runs_read() if self._floor is not None and top <= self._floor else None
+        recent = self._recent_runs_read()
+        recent = recent if recent and top <= self._floor else None
         if recent:  # the runs recorded since the pieces: this config's, if they are all it was added
             mine = recent.get(config, ())
             if count + len(mine) == now_count and was + sum(ms for _, ms in mine) == now_times:
@@ -292,7 +293,12 @@ class DbSource:
         """The runs recorded after the floor (:meth:`recorded_since`), by config, as their keys and
         write times in milliseconds, once :data:`RECENT_AFTER` configs were asked about (None:
         not yet, or more than :data:`RECENT_MOST` runs)."""
-        if self._recent is None and self._asked >= RECENT_AFTER:
+        if self._recent is None and self._asked >= RECENT_AFTER and self._floor is not None:
+            if callable(self._floor):  # the largest key the stored pieces read, worked out now
+                tops = [int(fp.split(":", 2)[1]) for fp in self._floor() if fp]
+                self._floor = max(tops) if tops else None
+                if self._floor is None:
+                    return None
             t = self._t
             q = select(t.c.pk, t.c.config, configruns.millis(self._s, t.c.updated_at)).where(*self._after(self._floor))
             rows = self._s.execute(q.order_by(t.c.pk).limit(RECENT_MOST + 1)).all()
