@@ -82,7 +82,7 @@ class DbSource:
         evaluation whose caller builds nothing more from them stores its pieces
         without holding a hundred thousand runs as well."""
         self._by_config, self._keyed, self._by_id = {}, {}, {}
-        self._all_by_id = self._all = None
+        self._all_by_id = self._all = self._recent_runs = None
         self._shared = ReadShared()
 
     def _sharing(self) -> ReadShared:
