@@ -23,7 +23,8 @@ configs, …), one per ``--wide`` seed, the report as ``--pr 40000+SEED``.
            Then ``triage report --pr N`` (the markdown comment, what a person
            reads and a bot posts) at the largest size, with the same limits.
   full     the same report with ``--full`` (a whole evaluation), 1k / 10k / 100k.
-  add-run  one new run into the 100k knowledge base (a copy each time), then the
+  add-run  one new run into the 100k knowledge base (a copy each time), of a new
+           build (``--set sha=…``: a provenance no run recorded), then the
            evaluation it triggers.  Baseline: the import floor.  Twice: the
            first add-run after the import (and a report), which works out what
            the next ones reuse, and one after two add-runs.  Then the report
@@ -264,8 +265,11 @@ def measure_add_run(t: Target, size: int, n: int, rows: list, results: dict, scr
             os.close(fd)
 
     def add_run() -> list[str]:
-        return triage(copy, "add-run", "--pr", t.pr, "--run-id", f"4{next(counter):09d}",
-                      "--config", t.config, "--status", "failed", "--metric", t.metric)
+        # a run of a new build, as a team's next run is: its provenance one no run recorded (a
+        # run that records none joins the group of repeats of the runs before it that did not)
+        n = next(counter)
+        return triage(copy, "add-run", "--pr", t.pr, "--run-id", f"4{n:09d}", "--config", t.config,
+                      "--status", "failed", "--metric", t.metric, "--set", f"sha=bench{n:06d}")
 
     r = pairs(lambda: FLOOR, add_run, n, prepare=lambda: fresh_copy(first))
     results[(t.name, "first add-run" + at)] = r
