@@ -199,3 +199,33 @@ def test_a_run_that_decides_nothing_leaves_its_configs_long_texts_unread_and_unw
     assert _apart(url, base) == after
     report = cli("--db", url, "report", "--pr", "30433", "--format", "json")
     assert report.out == cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full").out
+
+
+def test_a_run_of_no_point_of_a_bisect_leaves_its_stored_state_as_it_was(cli, rules_dir, monkeypatch) -> None:
+    """A run that records a bisect's keys, added to the config the bisect reads: the stored
+    bisect is kept as it was when the run is of none of its points (a nightly of a new build,
+    past the range), and worked out again when it is of one.  Either way the evaluation is the
+    whole one's."""
+    from tests.conftest import EXAMPLE_RUNS
+    from triage import views
+    from triage.kb import store
+    from triage.rules.engine import bisect
+
+    e2e = EXAMPLE_RUNS.parent / "e2e-walltime.runs.jsonl"
+    assert cli("import", str(e2e)).code == 0
+    assert cli("report", "--pr", "128", "--format", "json").code == 0  # its evaluation stored
+    worked: list[str] = []
+    real = bisect.evaluate_bisect
+    monkeypatch.setattr(bisect, "evaluate_bisect", lambda b, ctx: worked.append(b.id) or real(b, ctx))
+    for i, (nightly, wall, again) in enumerate([("06-20", "1400", []), ("06-12", "1700", ["nightly"]),
+                                                ("06-21", "1900", [])]):
+        worked.clear()
+        r = cli("add-run", "--pr", "128", "--run-id", f"n{i}", "--config", "e2e", "--status", "passed",
+                "--metric", f"wall_s={wall}", "--set", f"nightly={nightly}", "--set", "torch=2.9")
+        assert r.code == 0, r.err
+        assert worked == again, nightly
+        with store.session("sqlite:///kb.sqlite") as s:
+            inv = store.find_investigation(s, 128, None)
+            _, kept, _ = views.evaluate(s, inv, keep=False)
+            _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
+        assert kept == whole

@@ -79,3 +79,22 @@ def test_runs_judged_once_per_content_read_as_judged_one_by_one(runs: list[RunRe
     got = bisect_mod._judge_each(b, ctx, valid)
     want = [(r, bisect_mod._judge(b, ctx, [r])) for r in valid]
     assert [(r.key, res.value, res.parts) for r, res in got] == [(r.key, res.value, res.parts) for r, res in want]
+
+
+@settings(max_examples=300, deadline=None)
+@given(runs_st, runs_st, bisect_st)
+def test_a_bisect_kept_after_runs_of_none_of_its_points_is_the_one_worked_out_again(runs, added, d) -> None:
+    """Runs added to the config a bisect reads: when the stored bisect is kept as it was
+    (``bisect._unmoved``: none of them is a run of one of its points), it is the bisect worked
+    out from every run; and a good_when that judges a run by other runs keeps none."""
+    d = d | {"config": "a"}
+    b = _spec(d)
+    before = [r for r in runs]
+    added = [RunRec(run_id=f"new{i}", config="a", status=r.status, metrics=r.metrics, provenance=r.provenance,
+                    time="2026-08-01T00:00:00") for i, r in enumerate(added)]
+    old = bisect_mod.evaluate_bisect(b, _ctx(before))
+    kept = bisect_mod._unmoved(b, old, added)
+    if kept is not None:
+        assert kept == bisect_mod.evaluate_bisect(b, _ctx(before + added))
+    if "same_as" in d["good_when"]:
+        assert kept is None

@@ -338,6 +338,28 @@ _STATE_WORDS = {"unknown": "can't tell", "skipped": "skipped (no valid run)", "f
                "no_number": "without a number"}
 
 
+def _unmoved(b: BisectSpec, old: BisectState, new: Sequence[RunRec]) -> Optional[BisectState]:
+    """A stored bisect after runs that recorded its keys were added to the config it reads:
+    as it was when none of them is a run of one of its points (a nightly's run of a new
+    build, past the range); None (worked out again) when one is, or when its good_when judges
+    a run by other runs than the point's."""
+    if not _by_content(b.good_when):
+        return None
+    axis = [b.axis] if isinstance(b.axis, str) else list(b.axis)
+    where = {k: str(v) for k, v in b.where.items()}
+    free_keys = [k for k in axis if k not in where]
+    points = {tuple(str(v[i]) for i, k in enumerate(axis) if k not in where)
+              for v in ([p] if isinstance(p, str) else list(p) for p in b.points)}
+    for r in new:
+        p = r.provenance
+        if any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
+            continue  # not a run the bisect looks at
+        got = tuple(map(p.get, free_keys))
+        if None not in got and tuple(map(str, got)) in points:
+            return None
+    return old
+
+
 def evaluate_bisects(bisects: Sequence[BisectSpec], ctx: Context) -> list[BisectState]:
     """Every bisect, those a good_when reads first (the loader refuses cycles);
     each state lands in ``ctx.bisects`` for the conditions that read it."""
@@ -345,7 +367,8 @@ def evaluate_bisects(bisects: Sequence[BisectSpec], ctx: Context) -> list[Bisect
     while pending:
         ready = [b for b in pending if b.good_when.bisects() <= set(ctx.bisects) | {b.id}] or pending[:1]
         for b in ready:
-            state = ctx.memo.piece(ctx, f"b:{b.id}", lambda: evaluate_bisect(b, ctx), BISECT)
+            state = ctx.memo.piece(ctx, f"b:{b.id}", lambda: evaluate_bisect(b, ctx), BISECT,
+                                   update=lambda old, new, b=b: _unmoved(b, old, new))
             ctx.bisects[b.id] = state
             ctx.bisects.fingerprints[b.id] = fingerprint(BISECT.encode(state))
         pending = [b for b in pending if b not in ready]

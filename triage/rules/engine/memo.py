@@ -28,7 +28,7 @@ from msgspec.msgpack import encode as _pack
 from triage.rules.engine.chained import Chained, stored, stored_parts
 from triage.rules.engine.keys import Joined, Keys, joined_text, keys_text
 from triage.rules.engine.records import BisectState, Confound, Confounds, EvidenceItem, PointState
-from triage.rules.engine.source import Token
+from triage.rules.engine.source import Token, config_and_keys
 
 if TYPE_CHECKING:
     from triage.rules.engine.context import Context
@@ -207,20 +207,28 @@ def configs_again(memo: Memo, fingerprint: Callable[[tuple[str, str]], str]) -> 
 
 def _updated(ctx: "Context", kept: tuple[Reads, Any], codec: "Codec[T]",
              update: Callable[[T, list], Optional[T]]) -> Optional[tuple[Reads, Any]]:
-    """A stored piece that read one config's runs, updated from the runs added since."""
+    """A stored piece that read one config's runs (or those of its runs that recorded some
+    provenance keys: a bisect's), updated from the runs added since (those that recorded the
+    keys)."""
     reads, data = kept
-    if len(reads) != 1 or reads[0][0] != "c":
+    if len(reads) != 1 or reads[0][0] not in ("c", "p"):
         return None
-    _, config, fp = reads[0]
-    new = ctx.source.appended(config, fp)
+    kind, what, fp = reads[0]
+    if kind == "c":
+        new = ctx.source.appended(what, fp)
+    else:
+        config, keys = config_and_keys((kind, what))
+        added = ctx.source.appended(config, fp.partition("|")[0]) if "|" in fp else None
+        want = set(keys)
+        new = [r for r in added if r.provenance.keys() >= want] if added else None
     if not new:
         return None
     value = update(codec.decode(data), new)
     if value is None:
         return None
-    now = ctx.source.fingerprint(("c", config))
-    ctx.read(("c", config), now)  # for a piece around this one
-    return [["c", config, now]], codec.encode(value)
+    now = ctx.source.fingerprint((kind, what))
+    ctx.read((kind, what), now)  # for a piece around this one
+    return [[kind, what, now]], codec.encode(value)
 
 
 def _holds(ctx: "Context", reads: Reads) -> bool:
