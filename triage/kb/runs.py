@@ -44,14 +44,11 @@ def listed_records(s: Session, iid: str, last: Optional[int] = None) -> Iterator
     given), in the order recorded, a batch of :data:`EXPORT_BATCH` at a time, read as the
     driver's rows (as :func:`records_of` reads them): a hundred thousand runs read whole and
     written as one text held half a gigabyte."""
-    from sqlalchemy import String, Text, cast, type_coerce
-
-    from triage.kb.investigations import JSON_COLUMNS, _json_decode
+    from triage.kb.investigations import _json_decode
 
     t = tables.Run
     mine = t.c.investigation_id == iid
-    q = select(*(cast(t.c[c], Text) if c in JSON_COLUMNS else type_coerce(t.c[c], String) if c in _TIMES else t.c[c]
-                 for c in LISTED)).where(mine)
+    q = select(*_as_driven(LISTED)).where(mine)
     if last is not None:
         if last <= 0:
             return
@@ -83,14 +80,10 @@ def records_of(s: Session, iid: str) -> Iterator[list[dict]]:
     :data:`EXPORT_BATCH` at a time: read as the driver's rows (no objects of the ORM, no
     processing per column: the JSON columns as their text, decoded in C), and never all held
     at once (a hundred thousand made whole took 600 MiB)."""
-    from sqlalchemy import String, Text, cast, type_coerce
-
-    from triage.kb.investigations import JSON_COLUMNS, _json_decode
+    from triage.kb.investigations import _json_decode
 
     t = tables.Run
-    cols = [cast(t.c[c], Text) if c in JSON_COLUMNS else type_coerce(t.c[c], String) if c in _TIMES else t.c[c]
-            for c in _RECORD_COLUMNS]
-    result = s.execute(select(*cols).where(t.c.investigation_id == iid).order_by(t.c.pk),
+    result = s.execute(select(*_as_driven(_RECORD_COLUMNS)).where(t.c.investigation_id == iid).order_by(t.c.pk),
                        execution_options={"yield_per": EXPORT_BATCH})
     decode, times = _json_decode(), _times_read(s)
     for rows in result.partitions():
@@ -122,6 +115,18 @@ def named_in(s: Session, iid: str) -> Iterator[list[dict]]:
 _RECORD_COLUMNS = ("run_id", "config", "status", "metrics", "provenance", "url", "time", "note", "log_excerpt",
                    "signature_id", "signature_line", "excluded", "excluded_reason", "updated_at")
 _TIMES = ("time", "updated_at")
+
+
+def _as_driven(names: Sequence[str]) -> list:
+    """The run table's columns ``names``, read as the driver gives them: the JSON columns as
+    their text (decoded by the reader, in C), times with no processing (:func:`_times_read`)."""
+    from sqlalchemy import String, Text, cast, type_coerce
+
+    from triage.kb.investigations import JSON_COLUMNS
+
+    t = tables.Run
+    return [cast(t.c[c], Text) if c in JSON_COLUMNS else type_coerce(t.c[c], String) if c in _TIMES else t.c[c]
+            for c in names]
 
 
 def _times_read(s: Session) -> Any:

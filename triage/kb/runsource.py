@@ -46,7 +46,8 @@ class DbSource:
         self._now = {config: (n, times) for config, _, n, _, _, times in rows}  # count and sum of write times
         self._tops: dict[tuple[str, str], Optional[int]] = {}  # (config, fingerprint) -> _since
         self._last: Optional[int] = None  # the largest key of any run (SQLite's, for _above)
-        self._floor: Any = None  # the largest key the stored pieces read (recorded_since), or how to tell it
+        self._stored_fps: Optional[Callable[[], Iterable[str]]] = None  # what the stored pieces read (recorded_since)
+        self._floor: Optional[int] = None  # the largest key among them, worked out when first needed
         self._asked = 0  # configs asked what was added to them
         # the runs recorded after the floor, by config: each one's key and write time in ms (None:
         # not read yet; False: more than RECENT_MOST), and those runs whole, read when asked for
@@ -253,7 +254,7 @@ class DbSource:
         asked what was added to them (after an import of a nightly's runs over hundreds of
         configs, each config's own statement went through every run recorded since: the
         product of the two)."""
-        self._floor = fingerprints
+        self._stored_fps = fingerprints
 
     def _since(self, config: str, fingerprint: str) -> Optional[int]:
         """The largest key of the config's runs when they had ``fingerprint``
@@ -276,8 +277,7 @@ class DbSource:
         now_count, now_times = self._now[config]
         self._asked += 1
         recent = self._recent_runs_read()
-        recent = recent if recent and top <= self._floor else None
-        if recent:  # the runs recorded since the pieces: this config's, if they are all it was added
+        if recent and top <= self._floor:  # the runs recorded since the pieces: this config's, if all it was added
             mine = recent.get(config, ())
             if count + len(mine) == now_count and was + sum(ms for _, ms in mine) == now_times:
                 self._from_recent.add((config, fingerprint))
@@ -293,12 +293,11 @@ class DbSource:
         """The runs recorded after the floor (:meth:`recorded_since`), by config, as their keys and
         write times in milliseconds, once :data:`RECENT_AFTER` configs were asked about (None:
         not yet, or more than :data:`RECENT_MOST` runs)."""
-        if self._recent is None and self._asked >= RECENT_AFTER and self._floor is not None:
-            if callable(self._floor):  # the largest key the stored pieces read, worked out now
-                tops = [int(fp.split(":", 2)[1]) for fp in self._floor() if fp]
-                self._floor = max(tops) if tops else None
-                if self._floor is None:
-                    return None
+        if self._recent is None and self._asked >= RECENT_AFTER and self._stored_fps is not None:
+            self._floor = max((int(fp.split(":", 2)[1]) for fp in self._stored_fps() if fp), default=None)
+            if self._floor is None:
+                self._recent = False
+                return None
             t = self._t
             q = select(t.c.pk, t.c.config, configruns.millis(self._s, t.c.updated_at)).where(*self._after(self._floor))
             rows = self._s.execute(q.order_by(t.c.pk).limit(RECENT_MOST + 1)).all()

@@ -51,18 +51,22 @@ def _points_runs(b: BisectSpec, values: Sequence[Sequence[str]], axis: Sequence[
         p = r.provenance
         point = point_of.get(id(p), _UNSEEN)
         if point is _UNSEEN:
-            point = None
-            if not where or not any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
-                got = tuple(map(p.get, free_keys))  # in C: a wide base's runs each record their own sha
-                if None not in got:
-                    point = tuple(map(str, got))
-            point_of[id(p)] = point
+            point = point_of[id(p)] = _run_point(p, where, free_keys)
         if point is not None:
             by_point.setdefault(point, []).append(r)
     return [sorted(by_point.get(tuple(str(vals[i]) for i in free), ()), key=_run_order) for vals in values]
 
 
 _UNSEEN: Any = object()  # a provenance mapping not looked into yet (its point may be None)
+
+
+def _run_point(p: Any, where: dict[str, str], free_keys: Sequence[str]) -> Optional[tuple[str, ...]]:
+    """The axis values (as text) of the point a run of provenance ``p`` is of, if it matches the
+    bisect's ``where`` and records them all; else None."""
+    if where and any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
+        return None
+    got = tuple(map(p.get, free_keys))  # in C: a wide base's runs each record their own sha
+    return None if None in got else tuple(map(str, got))
 
 
 def _judges(cond: Condition) -> bool:
@@ -350,14 +354,7 @@ def _unmoved(b: BisectSpec, old: BisectState, new: Sequence[RunRec]) -> Optional
     free_keys = [k for k in axis if k not in where]
     points = {tuple(str(v[i]) for i, k in enumerate(axis) if k not in where)
               for v in ([p] if isinstance(p, str) else list(p) for p in b.points)}
-    for r in new:
-        p = r.provenance
-        if any((have := p.get(k)) is None or str(have) != v for k, v in where.items()):
-            continue  # not a run the bisect looks at
-        got = tuple(map(p.get, free_keys))
-        if None not in got and tuple(map(str, got)) in points:
-            return None
-    return old
+    return None if any(_run_point(r.provenance, where, free_keys) in points for r in new) else old
 
 
 def evaluate_bisects(bisects: Sequence[BisectSpec], ctx: Context) -> list[BisectState]:
