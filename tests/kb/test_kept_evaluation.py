@@ -229,3 +229,85 @@ def test_a_run_of_no_point_of_a_bisect_leaves_its_stored_state_as_it_was(cli, ru
             _, kept, _ = views.evaluate(s, inv, keep=False)
             _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
         assert kept == whole
+
+
+def test_what_a_run_appends_to_its_configs_long_texts_is_written_alone(cli, rules_dir, url, monkeypatch) -> None:
+    """A run of a new build appends its provenance and its group of repeats to its config's
+    long texts: what it appended is written in a row of its own, the row of the texts written
+    whole stands (at a million runs, a wide base's 9 MB).  The next such run writes that row
+    again, with both; a change elsewhere in the texts, or a whole evaluation, writes them whole
+    and drops it.  Each time the report is a whole evaluation's."""
+    from triage.kb import pieces as kept
+
+    monkeypatch.setattr(kept, "TAIL_FROM", 0)  # the bundled base's texts are short
+    monkeypatch.setattr(kept, "TAIL_SHARE", 1.0)
+    base = "kimik26-fp8-1k1k-1p1d"
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "json").code == 0
+    whole = _apart(url, base)
+
+    def add(run_id: str, sha: str, value: str = "0.935") -> list:
+        with recorded() as sent:
+            added = cli("--db", url, "add-run", "--pr", "30433", "--run-id", run_id, "--config", base,
+                        "--status", "passed", "--metric", f"gsm8k={value}/1319", "--set", f"sha={sha}")
+        assert added.code == 0, added.out
+        assert _as_whole(url)
+        return [repr(params) for sql, params in sent if sql.lstrip().upper().startswith("INSERT")]
+
+    def tail() -> list:
+        from msgspec.msgpack import decode
+
+        stored, _ = _stored(url)
+        row = stored.get(kept.TAIL_ROW + f"f:{base}")
+        return decode(row[1]) if row is not None else []
+
+    written = add("9101", "feedbee")
+    assert not [p for p in written if f"'{kept.APART_ROW}f:{base}'" in p]  # the whole texts: not written
+    assert _apart(url, base) == whole
+    assert tail() and all("feedbee" in more for _, more in tail())
+    add("9102", "cafef00d")
+    assert _apart(url, base) == whole
+    assert all("feedbee" in more and "cafef00d" in more for _, more in tail())
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full").code == 0
+    assert tail() == [] and b"cafef00d" in bytes(_apart(url, base)[1])  # written whole again
+
+
+def test_long_texts_that_grew_past_their_share_are_written_whole(cli, rules_dir, url, monkeypatch) -> None:
+    """What was appended is written alone while it is a small share of the texts: past it, the
+    texts are written whole again, and the row of what was appended goes."""
+    from triage.kb import pieces as kept
+
+    monkeypatch.setattr(kept, "TAIL_FROM", 0)
+    base = "kimik26-fp8-1k1k-1p1d"
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "json").code == 0
+    whole = _apart(url, base)
+    monkeypatch.setattr(kept, "TAIL_SHARE", 0.0)
+    assert cli("--db", url, "add-run", "--pr", "30433", "--run-id", "9201", "--config", base, "--status", "passed",
+               "--metric", "gsm8k=0.935/1319", "--set", "sha=feedbee").code == 0
+    stored, _ = _stored(url)
+    assert kept.TAIL_ROW + f"f:{base}" not in stored and _apart(url, base) != whole
+    assert _as_whole(url)
+
+
+def _as_whole(url: str) -> bool:
+    """Whether the evaluation from the stored pieces is a whole one's (neither stored), and each
+    config's long texts as read back are those a whole evaluation works out."""
+    from triage import views
+    from triage.kb import pieces, snapshot, store
+    from triage.kb.runsource import DbSource
+    from triage.rules.engine.evaluate import evaluate
+    from triage.rules.engine.facts import APART
+    from triage.rules.engine.memo import Memo
+
+    with store.session(url) as s:
+        inv = store.find_investigation(s, 30433, None)
+        _, kept, _ = views.evaluate(s, inv, keep=False)
+        _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
+        read = {n: [row[p]() for p in APART["f:"]]
+                for n, (_, row) in pieces.load(s, inv.id, snapshot.code_stamp()).stored.items() if n.startswith("f:")}
+        bundle, fresh = store.load_bundle(s, inv, runs=False), Memo()
+        bundle.source = DbSource(s, inv.id)
+        evaluate(bundle, fresh)
+    worked = {n: [row[p] for p in APART["f:"]] for n, (_, row) in fresh.pieces.items() if n.startswith("f:")}
+    return kept == whole and read == worked

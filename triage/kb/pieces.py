@@ -58,25 +58,55 @@ def load(s: Session, iid: str, code: str, *, full: bool = False) -> Memo:
 #: investigation at a million runs 113 of the 170 MB of its pieces); :func:`load` reads them
 #: only when something looks into them (an add-run, into the config it adds to).
 APART_ROW = "~"
+#: What the name of the row starts with that holds what was appended to those long texts since
+#: they were written whole (``~~f:CONFIG``): an add-run of a new build appends its provenance and
+#: its group of repeats to a wide base's 9 MB of them, and writes what it appended alone.
+TAIL_ROW = APART_ROW * 2
+#: Long texts shorter than this (in characters, together) are written whole whenever they change.
+TAIL_FROM = 1 << 16
+#: What was appended is written alone while it is at most this share of the texts it ends.
+TAIL_SHARE = 1 / 8
 
 
 class _Later:
-    """The long texts of one stored piece, read from their own row when first asked for."""
+    """The long texts of one stored piece, read from their own rows when first asked for: the
+    texts as written whole, each cut at a place (``keeps``) and followed by what was appended
+    since (:data:`TAIL_ROW`)."""
 
     def __init__(self, s: Session, iid: str, name: str) -> None:
         self._s, self._iid, self._name = s, iid, name
-        self._texts: Optional[list] = None
+        self.texts: Optional[list] = None
+        self.keeps: list[int] = []  # where each text written whole is cut, before what was appended
 
-    def part(self, i: int) -> Callable[[], str]:
-        return lambda: self._read()[i]
+    def part(self, i: int) -> _Text:
+        return _Text(self, i)
 
-    def _read(self) -> list:
-        if self._texts is None:
+    def read(self) -> list:
+        if self.texts is None:
             t = tables.EvaluationPiece
-            data = self._s.execute(select(t.c.data).where(t.c.investigation_id == self._iid,
-                                                          t.c.name == APART_ROW + self._name)).scalar_one()
-            self._texts = unpack(data)
-        return self._texts
+            rows = dict(self._s.execute(select(t.c.name, t.c.data).where(
+                t.c.investigation_id == self._iid, t.c.name.in_([APART_ROW + self._name, TAIL_ROW + self._name]))).all())
+            whole = unpack(rows[APART_ROW + self._name])
+            tail = rows.get(TAIL_ROW + self._name)
+            if tail is None:
+                self.keeps, self.texts = [len(text) for text in whole], whole
+            else:
+                tails = unpack(tail)
+                self.keeps = [keep for keep, _ in tails]
+                self.texts = [text[:keep] + more for text, (keep, more) in zip(whole, tails)]
+        return self.texts
+
+
+class _Text:
+    """One of a stored piece's long texts, read when called (:class:`_Later`)."""
+
+    __slots__ = ("later", "i")
+
+    def __init__(self, later: _Later, i: int) -> None:
+        self.later, self.i = later, i
+
+    def __call__(self) -> str:
+        return self.later.read()[self.i]
 
 
 def save(s: Session, iid: str, memo: Memo) -> bool:
@@ -85,11 +115,12 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
     every piece was found stored as it is, and no other piece was stored."""
     if not memo.stored:  # everything was worked out (a first evaluation, a new key, or --full)
         stored, same = _as_stored(s, iid, memo)
+        tails: dict[str, list] = {}
         names = [KEY, *memo.pieces]
         stale = [n for n in stored if n not in same]  # of no use, or stored otherwise
     else:
         names = [KEY, *(n for n in memo.worked if n in memo.pieces)]
-        same = {APART_ROW + n for n in names if _apart_kept(memo, n)}
+        same, tails = _kept_apart(memo, names)
         stale = [row for n in names + [n for n in memo.stored if n not in memo.pieces] for row in _row_names(n)
                  if row not in same]
     # A few megabytes at a time: the pieces of a large investigation name many runs,
@@ -102,6 +133,10 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
             if name in same:
                 continue
             rows.append(dict(investigation_id=iid, name=name, reads=reads, data=data))
+            size += len(data)
+        if n in tails:  # what was appended to its long texts, alone
+            data = pack(tails[n])
+            rows.append(dict(investigation_id=iid, name=TAIL_ROW + n, reads="[]", data=data))
             size += len(data)
         if size > BATCH:
             _write(s, iid, stale, rows)
@@ -127,6 +162,49 @@ def _rows(memo: Memo, name: str, only: Optional[str] = None) -> list[tuple[str, 
         texts = [data[p] if isinstance(data[p], str) else data[p]() for p in places]  # a stored one's: read now
         out.append((APART_ROW + name, "[]", pack(texts)))
     return out
+
+
+def _kept_apart(memo: Memo, names: list[str]) -> tuple[set[str], dict[str, list]]:
+    """Of the pieces ``names`` worked out again, the rows of long texts that stand as they are
+    stored; and for each piece whose texts only grew at their ends, what to write as its
+    :data:`TAIL_ROW` (:func:`_tail`), its texts' row written whole standing."""
+    same: set[str] = set()
+    tails: dict[str, list] = {}
+    for n in names:
+        if _apart_kept(memo, n):
+            same.update((APART_ROW + n, TAIL_ROW + n))
+        elif (tail := _tail(memo, n)) is not None:
+            same.add(APART_ROW + n)
+            tails[n] = tail
+    return same, tails
+
+
+def _tail(memo: Memo, name: str) -> Optional[list]:
+    """What the long texts of the piece ``name`` add to those of the stored one, which were
+    read: for each, ``[cut, text]``, the place where the text written whole is cut (its end,
+    or before its last character: the "]" of a JSON list) and what follows.  None, and the
+    texts are written whole: when one changed elsewhere, when they are short
+    (:data:`TAIL_FROM`), or when what follows would pass :data:`TAIL_SHARE` of them."""
+    places = APART.get(name[:2], ())
+    kept = memo.stored.get(name)
+    if not places or kept is None or not all(isinstance(kept[1][p], _Text) for p in places):
+        return None
+    later = kept[1][places[0]].later
+    if later.texts is None:  # not read: they were worked out whole
+        return None
+    data = memo.pieces[name][1]
+    texts = [data[p] if isinstance(data[p], str) else data[p]() for p in places]
+    whole = sum(map(len, texts))
+    if whole < TAIL_FROM:
+        return None
+    out = []
+    for text, was, keep in zip(texts, later.texts, later.keeps):
+        cut = next((c for c in ((keep, keep - 1) if keep == len(was) else (keep,))
+                    if c >= 0 and text.startswith(was[:c])), None)
+        if cut is None:
+            return None
+        out.append([cut, text[cut:]])
+    return out if sum(len(more) for _, more in out) <= whole * TAIL_SHARE else None
 
 
 def _apart_kept(memo: Memo, name: str) -> bool:
@@ -155,7 +233,7 @@ def plain(name: str, piece: tuple[Reads, Any]) -> tuple[Reads, Any]:
 
 
 def _row_names(name: str) -> list[str]:
-    return [name, APART_ROW + name] if APART.get(name[:2]) else [name]
+    return [name, APART_ROW + name, TAIL_ROW + name] if APART.get(name[:2]) else [name]
 
 
 def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
@@ -170,7 +248,7 @@ def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
         q = select(t.c.name, t.c.reads, t.c.data).where(t.c.investigation_id == iid, rows)
         for name, reads, data in s.execute(q, execution_options={"yield_per": 8}):  # eight rows held at a time
             stored.append(name)
-            piece = name[len(APART_ROW):] if name.startswith(APART_ROW) else name
+            piece = name.lstrip(APART_ROW)  # a piece's name never starts with it
             if piece == KEY or piece in memo.pieces:
                 if any((mine, kept) == (reads, bytes(data)) for _, mine, kept in _rows(memo, piece, only=name)):
                     same.add(name)
