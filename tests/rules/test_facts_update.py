@@ -86,7 +86,7 @@ def test_newest_runs_are_placed_among_the_stored_provenances_without_decoding_th
     provenances are found, and added, as JSON texts; the newest base run's provenance,
     which every recipe compares with, is kept with the facts, the list not looked into."""
     from triage.rules.engine.confounds import newest_base
-    from triage.rules.engine.keys import Lazy
+    from triage.rules.engine.lazy import Lazy
 
     before = [r for r in RUNS if r.config != CONFIG] + BASE
     provs = [{"image": "a"}, {"sha": "1", "image": "a"}, {"image": "a", "sha": "1"}, {"image": "a"}]
@@ -125,7 +125,7 @@ def test_a_run_of_a_new_build_or_of_the_first_is_placed_without_going_through_th
     group of repeats go through the stored groups.  The places are in the order recorded, so a
     run without a time of a new provenance (the oldest by time) takes the next place: nothing is
     renumbered.  The places stay those of the whole facts."""
-    from triage.rules.engine.keys import Lazy
+    from triage.rules.engine.lazy import Lazy
 
     looked: list[int] = []
     raws = Lazy.raws
@@ -158,7 +158,7 @@ def test_new_runs_join_the_stored_groups_of_repeats_without_decoding_them() -> N
     for the base of a wide investigation at a million runs): an add-run decoded them all to
     change one. A new run's group is found among the stored groups' JSON texts, and changed or
     added there; the warnings of disagreeing repeats are those of the whole facts."""
-    from triage.rules.engine.keys import Lazy
+    from triage.rules.engine.lazy import Lazy
 
     before = [r for r in RUNS if r.config != CONFIG] + BASE
     mine = [r for r in before if r.config == CONFIG]
@@ -245,7 +245,7 @@ def test_an_evaluation_looks_into_each_configs_provenances_without_keeping_them(
     from tests.support.bundled import outcome_of
     from tests.support.wideinv import wide_investigation
     from triage.rules.engine.evaluate import evaluate
-    from triage.rules.engine.keys import Lazy
+    from triage.rules.engine.lazy import Lazy
     from triage.rules.engine.memo import Memo
 
     inv, records = wide_investigation(2, 400)
@@ -264,7 +264,7 @@ def test_a_group_of_repeats_is_found_by_where_its_text_starts_whatever_its_chara
     from msgspec.json import encode
 
     from triage.rules.engine.facts import _group, _Groups, _row
-    from triage.rules.engine.keys import Lazy
+    from triage.rules.engine.lazy import Lazy
 
     values = ["a", "é", "日本語", '[{"image":"a"},', "z" * 300, "b"]
     groups = [((("image", v),), i, (f"r{i}", 0.9, 1319), (f"r{i}", 0.91, 1319)) for i, v in enumerate(values)]

@@ -221,7 +221,7 @@ def test_a_key_is_found_at_its_place_among_keys_kept_whole_or_as_ids() -> None:
 
 
 def test_a_lazy_list_reads_as_its_tuple_and_keeps_its_text() -> None:
-    from triage.rules.engine.keys import Lazy
+    from triage.rules.engine.lazy import Lazy
 
     made = Lazy('[{"sha": "1", "image": "a"}, {"image": "b"}]', lambda row: tuple(row.items()))
     assert made.text.startswith("[{")  # nothing decoded until looked into

@@ -17,7 +17,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from triage.rules.engine import summary
 from triage.rules.engine.context import Context, _run_order
-from triage.rules.engine.keys import Invalid, Keys, Lazy
+from triage.rules.engine.keys import Invalid, Keys
+from triage.rules.engine.lazy import Lazy
 from triage.rules.engine.memo import Codec
 from triage.rules.engine.packed import Packed, packed
 from triage.rules.decisions.readings import ALL_VALID, Group, group_key, repeat_groups, repeat_warnings
