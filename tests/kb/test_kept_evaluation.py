@@ -77,21 +77,25 @@ def test_what_differs_from_the_stored_evaluation_is_written_again(cli, rules_dir
 
 
 def test_a_configs_long_texts_are_kept_apart_and_read_when_asked_for(cli, rules_dir, url) -> None:
-    """A config's facts keep their long texts (its distinct provenances, its groups of repeats)
-    in a row of their own: the stored pieces are read without them, and a piece gives them
-    when something looks into them.  Such a row stored otherwise, or missing, is written
-    again by a whole evaluation."""
+    """A config's facts keep their long texts in rows of their own: its distinct provenances
+    and its groups of repeats in one, every run's key and every valid run's in another.  The
+    stored pieces are read without them, and a piece gives a group when something looks into
+    one of its texts.  Such a row stored otherwise, or missing, is written again by a whole
+    evaluation."""
     from sqlalchemy import delete, update
 
+    from triage.kb import apart
     from triage.kb import pieces as kept
     from triage.kb import store, tables
     from triage.rules.engine.facts import APART
+    from triage.rules.engine.keys import SEP
 
     assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
     report = cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full")
     stored, view = _stored(url)
     facts = sorted(n for n in stored if n.startswith("f:"))
-    assert facts and sorted(n for n in stored if n.startswith(kept.APART_ROW)) == [kept.APART_ROW + n for n in facts]
+    assert facts and sorted(n for n in stored if n.startswith(kept.APART_ROW)) == sorted(
+        apart.apart_name(n, g) for n in facts for g in range(2))
     t = tables.EvaluationPiece
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
@@ -99,8 +103,9 @@ def test_a_configs_long_texts_are_kept_apart_and_read_when_asked_for(cli, rules_
         assert not [n for n in memo.stored if n.startswith(kept.APART_ROW)]
         for name in facts:
             row = memo.stored[name][1]
-            texts = [row[p]() for p in APART["f:"]]  # read from their own row, when asked for
-            assert all(isinstance(x, str) and x.startswith("[") for x in texts)
+            provenances, keys = ([row[p]() for p in places] for places in APART["f:"])  # read when asked for
+            assert all(isinstance(x, str) and x.startswith("[") for x in provenances)
+            assert [len(x.split(SEP)) if x else 0 for x in keys] == row[-3:-1]  # ids, as many as it counts
         first, second = (kept.APART_ROW + n for n in facts[:2])
         data = stored[first][1]
         s.execute(update(t).where(t.c.investigation_id == iid, t.c.name == first)
@@ -149,18 +154,18 @@ def test_evidence_written_by_another_writer_is_stored_again(cli, rules_dir, url)
     assert active() == before
 
 
-def _apart(url: str, config: str) -> tuple:
-    """The stored row of a config's long texts (what it read, its data)."""
+def _apart(url: str, config: str, group: int = 0) -> tuple:
+    """The stored row of a group of a config's long texts (what it read, its data): its
+    provenances and groups of repeats, or (``group=1``) its keys."""
     from sqlalchemy import select
 
-    from triage.kb import pieces as kept
-    from triage.kb import store, tables
+    from triage.kb import apart, store, tables
 
     t = tables.EvaluationPiece
     with store.session(url) as s:
         iid = store.find_investigation(s, 30433, None).id
         return s.execute(select(t.c.reads, t.c.data).where(t.c.investigation_id == iid,
-                                                        t.c.name == kept.APART_ROW + f"f:{config}")).one()
+                                                        t.c.name == apart.apart_name(f"f:{config}", group))).one()
 
 
 def test_a_run_that_decides_nothing_leaves_its_configs_long_texts_unread_and_unwritten(cli, rules_dir, url) -> None:
@@ -228,23 +233,23 @@ def test_a_run_of_no_point_of_a_bisect_leaves_its_stored_state_as_it_was(cli, ru
             inv = store.find_investigation(s, 128, None)
             _, kept, _ = views.evaluate(s, inv, keep=False)
             _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
-        assert kept == whole
+            assert kept == whole  # in the session: what is kept apart is read in it
 
 
 def test_what_a_run_appends_to_its_configs_long_texts_is_written_alone(cli, rules_dir, url, monkeypatch) -> None:
     """A run of a new build appends its provenance and its group of repeats to its config's
-    long texts: what it appended is written in a row of its own, the row of the texts written
-    whole stands (at a million runs, a wide base's 9 MB).  The next such run writes that row
-    again, with both; a change elsewhere in the texts, or a whole evaluation, writes them whole
-    and drops it.  Each time the report is a whole evaluation's."""
-    from triage.kb import pieces as kept
+    long texts, and its key to its keys: what it appended to each group is written in a row of
+    its own, the rows of the texts written whole stand (at a million runs, a wide base's 9 MB
+    and 2 MB).  The next such run writes those rows again, with both; a whole evaluation writes
+    the texts whole and drops them.  Each time the evaluation is a whole one's."""
+    from triage.kb import apart
 
-    monkeypatch.setattr(kept, "TAIL_FROM", 0)  # the bundled base's texts are short
-    monkeypatch.setattr(kept, "TAIL_SHARE", 1.0)
+    monkeypatch.setattr(apart, "TAIL_FROM", 0)  # the bundled base's texts are short
+    monkeypatch.setattr(apart, "TAIL_SHARE", 1.0)
     base = "kimik26-fp8-1k1k-1p1d"
     assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
     assert cli("--db", url, "report", "--pr", "30433", "--format", "json").code == 0
-    whole = _apart(url, base)
+    whole = [_apart(url, base, g) for g in range(2)]
 
     def add(run_id: str, sha: str, value: str = "0.935") -> list:
         with recorded() as sent:
@@ -254,39 +259,42 @@ def test_what_a_run_appends_to_its_configs_long_texts_is_written_alone(cli, rule
         assert _as_whole(url)
         return [repr(params) for sql, params in sent if sql.lstrip().upper().startswith("INSERT")]
 
-    def tail() -> list:
+    def tail(group: int) -> list:
         from msgspec.msgpack import decode
 
         stored, _ = _stored(url)
-        row = stored.get(kept.TAIL_ROW + f"f:{base}")
+        row = stored.get(apart.tail_name(f"f:{base}", group))
         return decode(row[1]) if row is not None else []
 
     written = add("9101", "feedbee")
-    assert not [p for p in written if f"'{kept.APART_ROW}f:{base}'" in p]  # the whole texts: not written
-    assert _apart(url, base) == whole
-    assert tail() and all("feedbee" in more for _, more in tail())
+    assert not [p for p in written for g in range(2) if f"'{apart.apart_name(f'f:{base}', g)}'" in p]  # not written
+    assert [_apart(url, base, g) for g in range(2)] == whole
+    assert tail(0) and all("feedbee" in more for _, more in tail(0))
+    assert tail(1) and all(more.endswith("9101") for _, more in tail(1))
     add("9102", "cafef00d")
-    assert _apart(url, base) == whole
-    assert all("feedbee" in more and "cafef00d" in more for _, more in tail())
+    assert [_apart(url, base, g) for g in range(2)] == whole
+    assert all("feedbee" in more and "cafef00d" in more for _, more in tail(0))
+    assert all("9101" in more and more.endswith("9102") for _, more in tail(1))
     assert cli("--db", url, "report", "--pr", "30433", "--format", "json", "--full").code == 0
-    assert tail() == [] and b"cafef00d" in bytes(_apart(url, base)[1])  # written whole again
+    assert tail(0) == tail(1) == [] and b"cafef00d" in bytes(_apart(url, base)[1])  # written whole again
+    assert b"9102" in bytes(_apart(url, base, 1)[1])
 
 
 def test_long_texts_that_grew_past_their_share_are_written_whole(cli, rules_dir, url, monkeypatch) -> None:
     """What was appended is written alone while it is a small share of the texts: past it, the
     texts are written whole again, and the row of what was appended goes."""
-    from triage.kb import pieces as kept
+    from triage.kb import apart
 
-    monkeypatch.setattr(kept, "TAIL_FROM", 0)
+    monkeypatch.setattr(apart, "TAIL_FROM", 0)
     base = "kimik26-fp8-1k1k-1p1d"
     assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
     assert cli("--db", url, "report", "--pr", "30433", "--format", "json").code == 0
     whole = _apart(url, base)
-    monkeypatch.setattr(kept, "TAIL_SHARE", 0.0)
+    monkeypatch.setattr(apart, "TAIL_SHARE", 0.0)
     assert cli("--db", url, "add-run", "--pr", "30433", "--run-id", "9201", "--config", base, "--status", "passed",
                "--metric", "gsm8k=0.935/1319", "--set", "sha=feedbee").code == 0
     stored, _ = _stored(url)
-    assert kept.TAIL_ROW + f"f:{base}" not in stored and _apart(url, base) != whole
+    assert apart.tail_name(f"f:{base}", 0) not in stored and _apart(url, base) != whole
     assert _as_whole(url)
 
 
@@ -304,10 +312,42 @@ def _as_whole(url: str) -> bool:
         inv = store.find_investigation(s, 30433, None)
         _, kept, _ = views.evaluate(s, inv, keep=False)
         _, whole, _ = views.evaluate(s, inv, full=True, keep=False)
-        read = {n: [row[p]() for p in APART["f:"]]
+        places = [p for group in APART["f:"] for p in group]
+        read = {n: [row[p]() for p in places]
                 for n, (_, row) in pieces.load(s, inv.id, snapshot.code_stamp()).stored.items() if n.startswith("f:")}
         bundle, fresh = store.load_bundle(s, inv, runs=False), Memo()
         bundle.source = DbSource(s, inv.id)
         evaluate(bundle, fresh)
-    worked = {n: [row[p] for p in APART["f:"]] for n, (_, row) in fresh.pieces.items() if n.startswith("f:")}
-    return kept == whole and read == worked
+        same = kept == whole  # in the session: what is kept apart is read in it
+    worked = {n: [row[p] for p in places] for n, (_, row) in fresh.pieces.items() if n.startswith("f:")}
+    return same and read == worked
+
+
+def test_an_add_run_reads_the_keys_of_the_configs_it_looks_into(cli, tmp_path) -> None:
+    """A config's keys are kept apart with their count and digest: an add-run reads those of
+    the config it adds to, and of the configs whose runs its evaluation goes through, not
+    every config's (at a million wide runs, 24 MB of 33).  Its report is a whole evaluation's."""
+    import sqlite3
+
+    from bench import wide
+    from triage.kb import apart
+
+    rules, records = wide.write(tmp_path, 300, 1, 0.05)
+    kb = str(tmp_path / "kb.sqlite")
+    common = ("--db", kb, "--rules", str(rules))
+    assert cli(*common, "import", str(records)).code == 0
+    assert cli(*common, "report", "--pr", "40001", "--format", "json").code == 0
+    with sqlite3.connect(kb) as db:
+        keys = {n for (n,) in db.execute("SELECT name FROM evaluationpiece") if n.startswith(apart.apart_name("", 1))}
+    with recorded() as sent:
+        added = cli(*common, "add-run", "--pr", "40001", "--run-id", "9301", "--config", "w1-base",
+                    "--status", "passed", "--metric", "acc=0.93/1000", "--set", "sha=feedbee")
+    assert added.code == 0, added.err
+    asked = [repr(params) for sql, params in sent if sql.lstrip().upper().startswith("SELECT")]
+    read = {n for n in keys if any(f"'{n}'" in params for params in asked)}
+    assert apart.apart_name("f:w1-base", 1) in read and len(read) < len(keys) / 2, (sorted(read), len(keys))
+    kept = cli(*common, "report", "--pr", "40001", "--format", "json").out
+    with sqlite3.connect(kb) as source, sqlite3.connect(tmp_path / "whole.sqlite") as db:
+        source.backup(db)
+    assert kept == cli("--db", str(tmp_path / "whole.sqlite"), "--rules", str(rules), "report", "--pr", "40001",
+                       "--format", "json", "--full").out

@@ -79,6 +79,32 @@ def test_a_configs_keys_kept_as_ids_read_as_their_tuple(ids: list, config: str, 
     assert tuple(Keys.suffixed("\x00".join(ids), f"/{config}")) == t
 
 
+@given(st.lists(key, max_size=8), key, key, st.integers(0, 70))
+def test_a_configs_keys_read_by_a_function_read_as_their_tuple_and_only_when_looked_into(
+        ids: list, config: str, probe: str, stop: int) -> None:
+    """A config's keys kept apart, given as the function that reads their ids, with their
+    count and digest: how many there are, whether there are any and what they are (as a
+    digest) are told without reading them; anything else reads them once, and then they
+    behave as the keys joined whole."""
+    from triage.rules.engine.keys import text_digest
+
+    keys = _config_keys(ids, config)
+    t, reads = tuple(keys), []
+    digest = text_digest(t)
+
+    def read() -> str:
+        reads.append(1)
+        return "\x00".join(ids)
+
+    made = Keys.suffixed(read, f"/{config}", len(t), digest)
+    assert len(made) == len(t) and bool(made) == bool(t) and made.digest() == digest
+    assert made.stored_ids(f"/{config}") is read or not t  # stored again as it was: unread
+    assert reads == []
+    assert made == Keys("\x00".join(keys)) and made[:stop] == t[:stop] and (probe in made) == (probe in t)
+    assert tuple(made) == t and made.ids(f"/{config}") == "\x00".join(ids) and len(reads) <= 1
+    assert text_digest(Keys.suffixed("\x00".join(ids), f"/{config}")) == digest == text_digest(list(t))
+
+
 @given(st.lists(part, max_size=6), part, st.sets(part, max_size=3))
 def test_a_configs_keys_kept_as_ids_may_name_every_config_they_do(ids: list, config: str, configs: set) -> None:
     keys = _config_keys(ids, config)

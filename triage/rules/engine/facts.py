@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from triage.rules.engine import summary
 from triage.rules.engine.context import Context, _run_order
@@ -464,7 +464,10 @@ def _encode(f: ConfigFacts) -> list:
     # split only if something goes through them (see triage.rules.engine.keys).
     inv = f.invalid if isinstance(f.invalid, Invalid) else Invalid.of(f.invalid)
     ids = lambda keys: _ids(keys, f.config)  # noqa: E731
-    return [f.config, ids(f.keys), ids(f.valid), f.newest_why, f.newest_blocker, f.trailing_invalid,
+    # every run's key and every valid run's: as the stored text, unread, if nothing read it
+    suffix = f"/{f.config}"
+    return [f.config, Keys.of(f.keys).stored_ids(suffix), Keys.of(f.valid).stored_ids(suffix), f.newest_why,
+            f.newest_blocker, f.trailing_invalid,
             list(f.valid_metrics), list(f.valid_ns), [inv.orders, ids(inv.keys), inv.whys.text],
             [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
             [[name, list(first)] for name, first in f.unscaled],
@@ -473,7 +476,9 @@ def _encode(f: ConfigFacts) -> list:
             _text(f.provenances, lambda: [dict(p) for p in f.provenances]), packed(f.valid_provenance),
             [[w, first, count, list(ids)] for w, first, count, ids in f.said],
             _text(f.groups, lambda: [_row(g) for g in f.groups]),
-            f.newest_time, f.untimed, f.untimed_valid, [list(pair) for pair in f.newest_provenance]]
+            f.newest_time, f.untimed, f.untimed_valid, [list(pair) for pair in f.newest_provenance],
+            # how many of each, and what the valid ones are: known without reading them
+            len(f.keys), len(f.valid), Keys.of(f.valid).digest()]
 
 
 def _text(value: Any, rows: Any) -> Any:
@@ -504,10 +509,12 @@ def _group(row: list) -> tuple:
 
 def _decode(row: Sequence[Any]) -> ConfigFacts:
     (config, keys, valid, newest_why, newest_blocker, trailing, metrics, ns, invalid, inconclusive, repeats,
-     unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid, newest_provenance) = row
+     unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid, newest_provenance,
+     count, valid_count, valid_digest) = row
     orders, invalid_keys, whys = invalid
     return ConfigFacts(
-        config, _keys(keys, config), _keys(valid, config), newest_why, newest_blocker, trailing, tuple(metrics),
+        config, _keys(keys, config, count), _keys(valid, config, valid_count, valid_digest), newest_why,
+        newest_blocker, trailing, tuple(metrics),
         tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)),
         tuple(map(tuple, repeats)),
         tuple((name, tuple(first)) for name, first in unscaled),
@@ -521,17 +528,20 @@ def _ids(keys: Sequence[str], config: str) -> str:
     return Keys.of(keys).ids(f"/{config}")
 
 
-def _keys(ids: str, config: str) -> Keys:
-    return Keys.suffixed(ids, f"/{config}")
+def _keys(ids: Union[str, Callable[[], str]], config: str, count: Optional[int] = None,
+          digest: Optional[str] = None) -> Keys:
+    return Keys.suffixed(ids, f"/{config}", count, digest)
 
 
 FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)
 
-#: The places in a config's encoded facts of its long texts (its distinct provenances, its
-#: groups of repeats: nine tenths of a wide investigation's stored facts), which the
-#: knowledge base keeps apart and reads when something looks into them
-#: (:mod:`triage.kb.pieces`); the rest is what an evaluation reads of every config.
-APART = {"f:": (12, 15)}
+#: The places in a config's encoded facts of its long texts, in groups: its distinct
+#: provenances and its groups of repeats; every run's key and every valid run's.  Nine tenths
+#: of a wide investigation's stored facts, which the knowledge base keeps apart, each group in
+#: a row of its own, and reads when something looks into them (:mod:`triage.kb.apart`); the rest
+#: is what an evaluation reads of every config.  An add-run looks into the keys of the config it
+#: adds to and of those its rules and predictions pool, into the provenances of the first.
+APART = {"f:": ((12, 15), (1, 2))}
 
 
 def facts(config: str, ctx: Context) -> ConfigFacts:

@@ -12,7 +12,7 @@ and is split only when something goes through it one key at a time.
 from __future__ import annotations
 
 import re
-from typing import AbstractSet, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
+from typing import AbstractSet, Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
 
 from triage.rules.engine.lazy import Lazy
 
@@ -96,16 +96,18 @@ class Keys(Sequence[str]):
     reads the whole text, so that reading a config's facts back costs no
     pass over its thousands of keys."""
 
-    __slots__ = ("_text", "_ids", "_suffix", "_items", "_len", "_tails", "_comma")
+    __slots__ = ("_text", "_ids_read", "_suffix", "_items", "_len", "_tails", "_comma", "_sum")
 
     def __init__(self, text: str = "", count: Optional[int] = None) -> None:
         self._text: Optional[str] = text  # the keys joined by SEP ("" for none); None: not made yet
-        self._ids = ""  # while the text is not made: the keys without their common suffix, joined
+        # while the text is not made: the keys without their common suffix, joined (or what reads them)
+        self._ids_read: Union[str, Callable[[], str]] = ""
         self._suffix = ""
         self._items: Optional[tuple[str, ...]] = None
         self._len = count
         self._tails: Optional[tuple[str, ...]] = None  # what follows each key's first "/" (tails())
         self._comma: Optional[bytes] = None  # the keys joined by "," as UTF-8, once hashed as a pool (hash_into)
+        self._sum: Optional[str] = None  # digest(), once worked out or given
 
     @classmethod
     def of(cls, keys: Iterable[str]) -> Keys:
@@ -117,12 +119,43 @@ class Keys(Sequence[str]):
         return made
 
     @classmethod
-    def suffixed(cls, ids: str, suffix: str, count: Optional[int] = None) -> Keys:
-        """The keys ``id + suffix`` of ``ids`` (joined by SEP; ``suffix`` not empty)."""
+    def suffixed(cls, ids: Union[str, Callable[[], str]], suffix: str, count: Optional[int] = None,
+                 digest: Optional[str] = None) -> Keys:
+        """The keys ``id + suffix`` of ``ids`` (joined by SEP; ``suffix`` not empty).  ``ids`` may
+        be a function that reads them, called when something first looks into them (given
+        ``count`` and ``digest``, their number, whether there are any and :meth:`digest` need
+        no look)."""
         made = cls("", count)
-        if ids:
-            made._text, made._ids, made._suffix = None, ids, suffix
+        if ids and (count or not callable(ids)):
+            made._text, made._ids_read, made._suffix = None, ids, suffix
+        made._sum = digest
         return made
+
+    def digest(self) -> str:
+        """:func:`text_digest` of these keys, once worked out (or as given)."""
+        if self._sum is None:
+            self._sum = _digest(self.text)
+        return self._sum
+
+    @property
+    def _ids(self) -> str:
+        """The keys without their common suffix, joined (read first, if a function gives them)."""
+        ids = self._ids_read
+        if not isinstance(ids, str):
+            ids = self._ids_read = ids()
+        return ids
+
+    @_ids.setter
+    def _ids(self, ids: str) -> None:
+        self._ids_read = ids
+
+    def stored_ids(self, suffix: str) -> Union[str, Callable[[], str]]:
+        """:meth:`ids`, or the function that reads them while nothing has: how a config's keys
+        read back from their own stored row are stored again, unread."""
+        ids = self._ids_read
+        if self._text is None and self._suffix == suffix and not isinstance(ids, str):
+            return ids
+        return self.ids(suffix)
 
     @property
     def text(self) -> str:
@@ -347,6 +380,18 @@ def once(items: Sequence[Any]) -> Iterable[Any]:
 def keys_text(keys: Sequence[str]) -> str:
     """How a sequence of keys is stored: one text."""
     return keys.text if isinstance(keys, Keys) else SEP.join(keys)
+
+
+def text_digest(keys: Sequence[str]) -> str:
+    """The first 32 hex digits of the SHA-256 of :func:`keys_text`: what the keys are, told
+    without reading them where it is kept with them (a config's keys, stored apart)."""
+    return keys.digest() if isinstance(keys, Keys) else _digest(SEP.join(keys))
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 class Joined(Sequence[str]):

@@ -1,0 +1,184 @@
+"""The long texts of stored evaluation pieces, kept in rows of their own (see :mod:`triage.kb.pieces`).
+
+A config's facts hold long texts (:data:`triage.rules.engine.facts.APART`), in groups: its
+distinct provenances and groups of repeats, read when a valid run is added to the config;
+and every run's key and every valid run's, read by an add-run into the config and by what
+pools its runs.  In a wide investigation at a million runs they are nine tenths of its
+stored pieces, and an add-run looks into a few configs' of them.  Each group is kept in a
+row of its own (``~f:CONFIG`` for the first, ``~1f:CONFIG`` for the second), read when
+something first looks into one of its texts; what was appended to them since they were
+written whole is kept in another (``~~f:CONFIG``, ``~~1f:CONFIG``), so that an add-run of a
+new build writes the provenance it appends, not the 9 MB it appends it to.
+
+They are read in the session that read the pieces, as the evaluation that uses them is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from msgspec.msgpack import decode as unpack
+from sqlalchemy import select
+from sqlmodel import Session
+
+from triage.kb import tables
+from triage.rules.engine.facts import APART
+from triage.rules.engine.memo import Memo, Reads
+
+#: What a stored row's name starts with when it holds long texts of the piece it names;
+#: :func:`triage.kb.pieces.load` leaves such rows out.
+APART_ROW = "~"
+#: What the name of the row starts with that holds what was appended to a group of long texts
+#: since they were written whole.
+TAIL_ROW = APART_ROW * 2
+#: Long texts shorter than this (in characters, a group together) are written whole whenever they change.
+TAIL_FROM = 1 << 16
+#: What was appended is written alone while it is at most this share of the texts it ends.
+TAIL_SHARE = 1 / 8
+
+
+def groups(name: str) -> tuple[tuple[int, ...], ...]:
+    """The places of a piece's long texts, by the row each group is kept in."""
+    return APART.get(name[:2], ()) if name else ()
+
+
+def apart_name(name: str, group: int) -> str:
+    return f"{APART_ROW}{group or ''}{name}"
+
+
+def tail_name(name: str, group: int) -> str:
+    return f"{TAIL_ROW}{group or ''}{name}"
+
+
+def row_names(name: str) -> list[str]:
+    """Every row a piece may be stored in: its own, and two for each group of its long texts."""
+    return [name, *(row for g in range(len(groups(name))) for row in (apart_name(name, g), tail_name(name, g)))]
+
+
+def piece_of(row: str) -> str:
+    """The piece a stored row is of (a piece's name starts with neither a "~" nor a digit)."""
+    bare = row.lstrip(APART_ROW)
+    return bare.lstrip("0123456789") if bare != row else row
+
+
+def put_off(s: Session, iid: str, name: str, row: list) -> None:
+    """In a stored piece's row, each group of long texts kept apart as functions that read them."""
+    for g, places in enumerate(groups(name)):
+        if row[places[0]] is None:
+            later = _Later(s, iid, name, g)
+            for i, place in enumerate(places):
+                row[place] = Text(later, i)
+
+
+def own_row(name: str, data: Any) -> Any:
+    """A piece's data as its own row holds it: its long texts left out."""
+    places = [p for group in groups(name) for p in group]
+    if not places:
+        return data
+    row = list(data)
+    for p in places:
+        row[p] = None
+    return row
+
+
+def texts(data: Any, places: tuple[int, ...]) -> list[str]:
+    """A group of a piece's long texts (a stored piece's read now)."""
+    return [data[p] if isinstance(data[p], str) else data[p]() for p in places]
+
+
+class _Later:
+    """A group of one stored piece's long texts, read from their rows when first asked for:
+    the texts as written whole, each cut at a place (``keeps``) and followed by what was
+    appended since."""
+
+    def __init__(self, s: Session, iid: str, name: str, group: int) -> None:
+        self._s, self._iid, self._name, self._group = s, iid, name, group
+        self.texts: Optional[list] = None
+        self.keeps: list[int] = []  # where each text written whole is cut, before what was appended
+
+    def read(self) -> list:
+        if self.texts is None:
+            t = tables.EvaluationPiece
+            whole, more = apart_name(self._name, self._group), tail_name(self._name, self._group)
+            rows = dict(self._s.execute(select(t.c.name, t.c.data).where(
+                t.c.investigation_id == self._iid, t.c.name.in_([whole, more]))).all())
+            written = unpack(rows[whole])
+            tail = rows.get(more)
+            if tail is None:
+                self.keeps, self.texts = [len(text) for text in written], written
+            else:
+                tails = unpack(tail)
+                self.keeps = [keep for keep, _ in tails]
+                self.texts = [text[:keep] + added for text, (keep, added) in zip(written, tails)]
+        return self.texts
+
+
+class Text:
+    """One of a stored piece's long texts, read when called (with the rest of its group)."""
+
+    __slots__ = ("later", "i")
+
+    def __init__(self, later: _Later, i: int) -> None:
+        self.later, self.i = later, i
+
+    def __call__(self) -> str:
+        return self.later.read()[self.i]
+
+
+def standing(memo: Memo, names: list[str]) -> tuple[set[str], dict[str, list]]:
+    """Of the pieces ``names`` worked out again, the rows of long texts that stand as they are
+    stored; and for each group whose texts only grew at their ends, what to write as its tail
+    row (:func:`_tail`, by that row's name), its row written whole standing."""
+    same: set[str] = set()
+    tails: dict[str, list] = {}
+    for n in names:
+        kept = memo.stored.get(n)
+        if kept is None:
+            continue
+        for g, places in enumerate(groups(n)):
+            data, was = memo.pieces[n][1], kept[1]
+            if all(data[p] is was[p] and isinstance(was[p], Text) for p in places):  # the same, read or not
+                same.update((apart_name(n, g), tail_name(n, g)))
+            elif (tail := _tail(data, was, places)) is not None:
+                same.add(apart_name(n, g))
+                tails[tail_name(n, g)] = tail
+    return same, tails
+
+
+def _tail(data: Any, was: Any, places: tuple[int, ...]) -> Optional[list]:
+    """What a group of a piece's long texts adds to the stored piece's, which were read: for
+    each, ``[cut, text]``, the place where the text written whole is cut (its end, or before
+    its last character: the "]" of a JSON list) and what follows.  None, and the texts are
+    written whole: when one changed elsewhere, when they are short (:data:`TAIL_FROM`), or
+    when what follows would pass :data:`TAIL_SHARE` of them."""
+    if not all(isinstance(was[p], Text) for p in places):
+        return None
+    later = was[places[0]].later
+    if later.texts is None:  # not read: they were worked out whole
+        return None
+    now = texts(data, places)
+    whole = sum(map(len, now))
+    if whole < TAIL_FROM:
+        return None
+    out = []
+    for text, before, keep in zip(now, later.texts, later.keeps):
+        cut = next((c for c in ((keep, keep - 1) if keep == len(before) else (keep,))
+                    if c >= 0 and text.startswith(before[:c])), None)
+        if cut is None:
+            return None
+        out.append([cut, text[cut:]])
+    return out if sum(len(more) for _, more in out) <= whole * TAIL_SHARE else None
+
+
+def plain(name: str, piece: tuple[Reads, Any]) -> tuple[Reads, Any]:
+    """A piece with its long texts kept apart read (:func:`put_off` leaves them unread): as it
+    is sent to another process."""
+    reads, data = piece
+    places = [p for group in groups(name) for p in group]
+    if not any(callable(data[p]) for p in places):
+        return piece
+    row = list(data)
+    for p in places:
+        if callable(row[p]):
+            row[p] = row[p]()
+    return reads, row
