@@ -105,7 +105,7 @@ def test_a_configs_long_texts_are_kept_apart_and_read_when_asked_for(cli, rules_
             row = memo.stored[name][1]
             provenances, keys = ([row[p]() for p in places] for places in APART["f:"])  # read when asked for
             assert all(isinstance(x, str) and x.startswith("[") for x in provenances)
-            assert [len(x.split(SEP)) if x else 0 for x in keys] == row[-3:-1]  # ids, as many as it counts
+            assert [len(x.split(SEP)) if x else 0 for x in keys] == row[-4:-2]  # ids, as many as it counts
         first, second = (kept.APART_ROW + n for n in facts[:2])
         data = stored[first][1]
         s.execute(update(t).where(t.c.investigation_id == iid, t.c.name == first)

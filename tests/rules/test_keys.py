@@ -83,8 +83,8 @@ def test_a_configs_keys_kept_as_ids_read_as_their_tuple(ids: list, config: str, 
 def test_a_configs_keys_read_by_a_function_read_as_their_tuple_and_only_when_looked_into(
         ids: list, config: str, probe: str, stop: int) -> None:
     """A config's keys kept apart, given as the function that reads their ids, with their
-    count and digest: how many there are, whether there are any and what they are (as a
-    digest) are told without reading them; anything else reads them once, and then they
+    count, digest and newest: how many there are, whether there are any, what they are (as a
+    digest) and the newest are told without reading them; anything else reads them once, and then they
     behave as the keys joined whole."""
     from triage.rules.engine.keys import text_digest
 
@@ -96,8 +96,9 @@ def test_a_configs_keys_read_by_a_function_read_as_their_tuple_and_only_when_loo
         reads.append(1)
         return "\x00".join(ids)
 
-    made = Keys.suffixed(read, f"/{config}", len(t), digest)
+    made = Keys.suffixed(read, f"/{config}", len(t), digest, t[-1] if t else None)
     assert len(made) == len(t) and bool(made) == bool(t) and made.digest() == digest
+    assert not t or made[-1] == t[-1]
     assert made.stored_ids(f"/{config}") is read or not t  # stored again as it was: unread
     assert reads == []
     assert made == Keys("\x00".join(keys)) and made[:stop] == t[:stop] and (probe in made) == (probe in t)

@@ -477,8 +477,8 @@ def _encode(f: ConfigFacts) -> list:
             [[w, first, count, list(ids)] for w, first, count, ids in f.said],
             _text(f.groups, lambda: [_row(g) for g in f.groups]),
             f.newest_time, f.untimed, f.untimed_valid, [list(pair) for pair in f.newest_provenance],
-            # how many of each, and what the valid ones are: known without reading them
-            len(f.keys), len(f.valid), Keys.of(f.valid).digest()]
+            # how many of each, what the valid ones are and the newest of them: known without reading them
+            len(f.keys), len(f.valid), Keys.of(f.valid).digest(), f.valid[-1] if f.valid else None]
 
 
 def _text(value: Any, rows: Any) -> Any:
@@ -510,10 +510,10 @@ def _group(row: list) -> tuple:
 def _decode(row: Sequence[Any]) -> ConfigFacts:
     (config, keys, valid, newest_why, newest_blocker, trailing, metrics, ns, invalid, inconclusive, repeats,
      unscaled, provenances, valid_provenance, said, groups, newest_time, untimed, untimed_valid, newest_provenance,
-     count, valid_count, valid_digest) = row
+     count, valid_count, valid_digest, newest_valid) = row
     orders, invalid_keys, whys = invalid
     return ConfigFacts(
-        config, _keys(keys, config, count), _keys(valid, config, valid_count, valid_digest), newest_why,
+        config, _keys(keys, config, count), _keys(valid, config, valid_count, valid_digest, newest_valid), newest_why,
         newest_blocker, trailing, tuple(metrics),
         tuple(ns), Invalid(orders, _keys(invalid_keys, config), Keys(whys)), tuple(map(tuple, inconclusive)),
         tuple(map(tuple, repeats)),
@@ -529,8 +529,8 @@ def _ids(keys: Sequence[str], config: str) -> str:
 
 
 def _keys(ids: Union[str, Callable[[], str]], config: str, count: Optional[int] = None,
-          digest: Optional[str] = None) -> Keys:
-    return Keys.suffixed(ids, f"/{config}", count, digest)
+          digest: Optional[str] = None, last: Optional[str] = None) -> Keys:
+    return Keys.suffixed(ids, f"/{config}", count, digest, last)
 
 
 FACTS: Codec[ConfigFacts] = Codec(_encode, _decode)

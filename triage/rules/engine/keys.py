@@ -96,7 +96,7 @@ class Keys(Sequence[str]):
     reads the whole text, so that reading a config's facts back costs no
     pass over its thousands of keys."""
 
-    __slots__ = ("_text", "_ids_read", "_suffix", "_items", "_len", "_tails", "_comma", "_sum")
+    __slots__ = ("_text", "_ids_read", "_suffix", "_items", "_len", "_tails", "_comma", "_sum", "_last")
 
     def __init__(self, text: str = "", count: Optional[int] = None) -> None:
         self._text: Optional[str] = text  # the keys joined by SEP ("" for none); None: not made yet
@@ -108,6 +108,7 @@ class Keys(Sequence[str]):
         self._tails: Optional[tuple[str, ...]] = None  # what follows each key's first "/" (tails())
         self._comma: Optional[bytes] = None  # the keys joined by "," as UTF-8, once hashed as a pool (hash_into)
         self._sum: Optional[str] = None  # digest(), once worked out or given
+        self._last: Optional[str] = None  # the newest key, where given with keys not read yet
 
     @classmethod
     def of(cls, keys: Iterable[str]) -> Keys:
@@ -120,14 +121,15 @@ class Keys(Sequence[str]):
 
     @classmethod
     def suffixed(cls, ids: Union[str, Callable[[], str]], suffix: str, count: Optional[int] = None,
-                 digest: Optional[str] = None) -> Keys:
+                 digest: Optional[str] = None, last: Optional[str] = None) -> Keys:
         """The keys ``id + suffix`` of ``ids`` (joined by SEP; ``suffix`` not empty).  ``ids`` may
         be a function that reads them, called when something first looks into them (given
-        ``count`` and ``digest``, their number, whether there are any and :meth:`digest` need
-        no look)."""
+        ``count``, ``digest`` and ``last``, their number, whether there are any, :meth:`digest`
+        and the newest key need no look)."""
         made = cls("", count)
         if ids and (count or not callable(ids)):
             made._text, made._ids_read, made._suffix = None, ids, suffix
+            made._last = last
         made._sum = digest
         return made
 
@@ -217,6 +219,8 @@ class Keys(Sequence[str]):
     def __getitem__(self, i: slice) -> tuple[str, ...]: ...
 
     def __getitem__(self, i: Union[int, slice]) -> Union[str, tuple[str, ...]]:
+        if i == -1 and self._last is not None:  # the newest, given: its config's newest base run
+            return self._last
         if self._items is None:
             text, suffix = (self._ids, self._suffix) if self._text is None else (self._text, "")
             if isinstance(i, int) and i in (0, -1) and text:
