@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -104,6 +105,8 @@ def test_a_configs_keys_read_by_a_function_read_as_their_tuple_and_only_when_loo
     assert made == Keys("\x00".join(keys)) and made[:stop] == t[:stop] and (probe in made) == (probe in t)
     assert tuple(made) == t and made.ids(f"/{config}") == "\x00".join(ids) and len(reads) <= 1
     assert text_digest(Keys.suffixed("\x00".join(ids), f"/{config}")) == digest == text_digest(list(t))
+    with pytest.raises(TypeError):  # without their count, whether there are any would read them
+        Keys.suffixed(read, f"/{config}")
 
 
 @given(st.lists(part, max_size=6), part, st.sets(part, max_size=3))

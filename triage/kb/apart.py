@@ -135,8 +135,8 @@ def standing(memo: Memo, names: list[str]) -> tuple[set[str], dict[str, list]]:
         kept = memo.stored.get(n)
         if kept is None:
             continue
+        data, was = memo.pieces[n][1], kept[1]
         for g, places in enumerate(groups(n)):
-            data, was = memo.pieces[n][1], kept[1]
             if all(data[p] is was[p] and isinstance(was[p], Text) for p in places):  # the same, read or not
                 same.update((apart_name(n, g), tail_name(n, g)))
             elif (tail := _tail(data, was, places)) is not None:

@@ -73,10 +73,11 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
         for name, reads, data in _rows(memo, n, same):
             rows.append(dict(investigation_id=iid, name=name, reads=reads, data=data))
             size += len(data)
-        for row in (tail_name(n, g) for g in range(len(groups(n)) if tails else 0)):
-            if row in tails:  # what was appended to a group of its long texts, alone
-                data = pack(tails[row])
-                rows.append(dict(investigation_id=iid, name=row, reads="[]", data=data))
+        for g in range(len(groups(n))):  # what was appended to a group of its long texts, alone
+            added = tails.get(tail_name(n, g))
+            if added is not None:
+                data = pack(added)
+                rows.append(dict(investigation_id=iid, name=tail_name(n, g), reads="[]", data=data))
                 size += len(data)
         if size > BATCH:
             _write(s, iid, stale, rows)

@@ -465,8 +465,8 @@ def _encode(f: ConfigFacts) -> list:
     inv = f.invalid if isinstance(f.invalid, Invalid) else Invalid.of(f.invalid)
     ids = lambda keys: _ids(keys, f.config)  # noqa: E731
     # every run's key and every valid run's: as the stored text, unread, if nothing read it
-    suffix = f"/{f.config}"
-    return [f.config, Keys.of(f.keys).stored_ids(suffix), Keys.of(f.valid).stored_ids(suffix), f.newest_why,
+    suffix, keys, valid = f"/{f.config}", Keys.of(f.keys), Keys.of(f.valid)
+    return [f.config, keys.stored_ids(suffix), valid.stored_ids(suffix), f.newest_why,
             f.newest_blocker, f.trailing_invalid,
             list(f.valid_metrics), list(f.valid_ns), [inv.orders, ids(inv.keys), inv.whys.text],
             [list(x) for x in f.inconclusive], [list(x) for x in f.repeats],
@@ -478,7 +478,7 @@ def _encode(f: ConfigFacts) -> list:
             _text(f.groups, lambda: [_row(g) for g in f.groups]),
             f.newest_time, f.untimed, f.untimed_valid, [list(pair) for pair in f.newest_provenance],
             # how many of each, what the valid ones are and the newest of them: known without reading them
-            len(f.keys), len(f.valid), Keys.of(f.valid).digest(), f.valid[-1] if f.valid else None]
+            len(keys), len(valid), valid.digest(), valid[-1] if valid else None]
 
 
 def _text(value: Any, rows: Any) -> Any:

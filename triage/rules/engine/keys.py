@@ -126,8 +126,10 @@ class Keys(Sequence[str]):
         be a function that reads them, called when something first looks into them (given
         ``count``, ``digest`` and ``last``, their number, whether there are any, :meth:`digest`
         and the newest key need no look)."""
+        if callable(ids) and count is None:  # bool() and len() would have to read them
+            raise TypeError("keys read by a function are given with their count")
         made = cls("", count)
-        if ids and (count or not callable(ids)):
+        if ids and not (count == 0 and callable(ids)):  # a function of keys counted none reads none
             made._text, made._ids_read, made._suffix = None, ids, suffix
             made._last = last
         made._sum = digest
@@ -146,10 +148,6 @@ class Keys(Sequence[str]):
         if not isinstance(ids, str):
             ids = self._ids_read = ids()
         return ids
-
-    @_ids.setter
-    def _ids(self, ids: str) -> None:
-        self._ids_read = ids
 
     def stored_ids(self, suffix: str) -> Union[str, Callable[[], str]]:
         """:meth:`ids`, or the function that reads them while nothing has: how a config's keys
