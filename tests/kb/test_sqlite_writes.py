@@ -41,3 +41,54 @@ def test_deleting_a_large_row_writes_none_of_its_pages(tmp_path) -> None:
         assert 0 < _wal_frames(path) < 16  # the table's page and the free list's, not 256 zeroed pages
     finally:
         db.dispose_engines()
+
+
+def _stored(url: str, name: str) -> tuple:
+    from sqlalchemy import select
+
+    from triage.kb import db, tables
+
+    t = tables.EvaluationPiece
+    with db.session(url) as s:
+        return tuple(s.execute(select(t.c.reads, t.c.data).where(t.c.name == name)).one())
+
+
+def test_a_piece_saved_again_writes_only_the_pages_that_changed(tmp_path) -> None:
+    """A piece worked out again to the same data, under reads of the same length (a config's
+    fingerprint after a run was added to it), is written over its stored row: SQLite then
+    writes the pages that differ, not the megabyte of its data again; one whose data grew is
+    written whole; and a stored piece no longer part of the evaluation goes."""
+    from triage.kb import db, models, pieces
+    from triage.rules.engine.memo import Memo
+
+    path = tmp_path / "kb.sqlite"
+    url = f"sqlite:///{path}"
+    big = [list(range(i, i + 1000)) for i in range(0, 200_000, 1000)]  # about a megabyte, packed
+    try:
+        with db.session(url) as s:
+            s.add(models.Investigation(id="i", repo="o/r", pr=1, title="t", metric="m", spec={}))
+            s.flush()
+            first = Memo()
+            first.key = "k"
+            first.pieces = {"q:big": ([["c", "base", "10:100"]], big), "r:gone": ([], [1])}
+            pieces.save(s, "i", first)
+        raw = sqlite3.connect(path)
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        raw.close()
+        with db.session(url) as s:
+            again = pieces.load(s, "i", "")
+            again.pieces = {"q:big": ([["c", "base", "11:101"]], big)}
+            again.worked = ["q:big"]
+            pieces.save(s, "i", again)
+        assert 0 < _wal_frames(path) < 16  # the row's first page, the index, the table: not 250 pages
+        assert _stored(url, "q:big")[0] == '[["c","base","11:101"]]'
+        with db.session(url) as s:
+            assert pieces.load(s, "i", "").stored.keys() == {"q:big"}
+            grown = pieces.load(s, "i", "")
+            grown.pieces = {"q:big": ([["c", "base", "12:102"]], big + [[1]])}
+            grown.worked = ["q:big"]
+            pieces.save(s, "i", grown)
+        with db.session(url) as s:
+            assert pieces.load(s, "i", "").stored["q:big"][1] == big + [[1]]
+    finally:
+        db.dispose_engines()

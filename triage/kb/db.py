@@ -326,6 +326,18 @@ except ImportError:  # pragma: no cover - a dependency
     _msgspec_encode = None
 
 
+def conflict_insert(dialect: str) -> Any:
+    """SQLAlchemy's ``insert`` that says what to do on a conflict (``ON CONFLICT ... DO``), for
+    the databases that have one (SQLite's and PostgreSQL's); None for another."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        return None
+    return insert
+
+
 def json_text(value: Any) -> str:
     """The JSON text the knowledge base stores for a JSON column (compact,
     UTF-8); the engine's serializer, so that the ORM and

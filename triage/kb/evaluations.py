@@ -11,7 +11,7 @@ from sqlmodel import Session
 from triage.errors import InputError
 from triage.kb import tables
 from triage.kb.tables import models as m
-from triage.kb.db import now
+from triage.kb.db import conflict_insert, now
 from triage.rules.engine.keys import named
 
 
@@ -127,12 +127,8 @@ def _put_meta(s: Session, key: str, value: str) -> None:
     from sqlalchemy import insert, update
 
     meta = tables.Meta
-    dialect = s.get_bind().dialect.name
-    if dialect in ("postgresql", "sqlite"):
-        if dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as upsert
-        else:
-            from sqlalchemy.dialects.sqlite import insert as upsert
+    upsert = conflict_insert(s.get_bind().dialect.name)
+    if upsert is not None:
         stmt = upsert(meta).values(key=key, value=value)
         s.execute(stmt.on_conflict_do_update(index_elements=[meta.c.key], set_={"value": stmt.excluded.value}))
     elif s.execute(update(meta).where(meta.c.key == key).values(value=value)).rowcount == 0:

@@ -15,7 +15,7 @@ from sqlmodel import Session
 from triage.kb import tables
 from triage.kb.apart import (APART_ROW, TAIL_ROW, apart_name, groups, own_row, piece_of, plain, put_off, row_names,
                              standing, tail_name, texts)
-from triage.kb.db import json_text
+from triage.kb.db import conflict_insert, json_text
 from triage.kb.investigations import _json_decode
 from triage.rules.engine.memo import Memo
 
@@ -68,7 +68,7 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
                  if row not in same]
     # A few megabytes at a time: the pieces of a large investigation name many runs,
     # and all of their data at once would be the evaluation's peak of memory.
-    rows, size, wrote = [], 0, bool(stale)
+    rows, size, written = [], 0, set()
     for n in names:
         for name, reads, data in _rows(memo, n, same):
             rows.append(dict(investigation_id=iid, name=name, reads=reads, data=data))
@@ -80,10 +80,11 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
                 rows.append(dict(investigation_id=iid, name=tail_name(n, g), reads="[]", data=data))
                 size += len(data)
         if size > BATCH:
-            _write(s, iid, stale, rows)
-            stale, rows, size, wrote = [], [], 0, True
-    _write(s, iid, stale, rows)
-    return wrote or bool(rows)
+            written.update(_write(s, rows))
+            rows, size = [], 0
+    written.update(_write(s, rows))
+    _delete(s, iid, [n for n in stale if n not in written])
+    return bool(stale) or bool(written)
 
 
 def _rows(memo: Memo, name: str, same: Collection[str] = (),
@@ -121,10 +122,29 @@ def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
     return stored, same
 
 
-def _write(s: Session, iid: str, stale: list[str], rows: list[dict]) -> None:
-    """Delete the pieces ``stale``, then insert ``rows``."""
+def _write(s: Session, rows: list[dict]) -> list[str]:
+    """Write ``rows``, each over the stored row of its name if there is one; the names written.
+    SQLite writes a row of the same size over the old one in place, and of its pages only
+    those whose bytes differ: a piece worked out again to the same data, whose reads changed
+    in their digits only (a config's count and newest key after a run was added to it),
+    writes a page or two, not the megabytes it holds, as a deletion and an insertion would."""
     t = tables.EvaluationPiece
-    for i in range(0, len(stale), 500):
-        s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(stale[i:i + 500])))
-    if rows:
+    if not rows:
+        return []
+    upsert = conflict_insert(s.get_bind().dialect.name)
+    if upsert is None:  # another database: the rows of these names deleted first
+        _delete(s, rows[0]["investigation_id"], [row["name"] for row in rows])
         s.execute(insert(t), rows)
+    else:
+        stmt = upsert(t)
+        s.execute(stmt.on_conflict_do_update(index_elements=[t.c.investigation_id, t.c.name],
+                                             set_={"reads": stmt.excluded.reads, "data": stmt.excluded.data}), rows)
+    return [row["name"] for row in rows]
+
+
+def _delete(s: Session, iid: str, names: list[str]) -> None:
+    t = tables.EvaluationPiece
+    for i in range(0, len(names), 500):
+        s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(names[i:i + 500])))
+
+

@@ -13,7 +13,7 @@ from triage.errors import InputError
 from triage.kb import configruns
 from triage.kb import tables
 from triage.kb.tables import models as m
-from triage.kb.db import _msgspec_encode, _utc, json_text, lock_investigation, now
+from triage.kb.db import _msgspec_encode, _utc, conflict_insert, json_text, lock_investigation, now
 
 
 def runs_of(s: Session, iid: str) -> list[m.Run]:
@@ -254,11 +254,8 @@ def _upsert_statement(dialect: Any, *, overwrite: bool) -> Any:
     and PostgreSQL; None for another database).  An update keeps the run's
     ``created_at``; unless ``overwrite``, it only replaces a run whose
     ``updated_at`` is not newer than the record's."""
-    if dialect.name == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    elif dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
+    insert = conflict_insert(dialect.name)
+    if insert is None:
         return None
     from sqlalchemy import bindparam
 

@@ -63,12 +63,10 @@ def _dead_here(holder: Optional[str]) -> bool:
 
 def _insert_ignore(s: Any, values: dict) -> bool:
     """Insert the row unless its id is there already; whether it was inserted."""
-    dialect = s.get_bind().dialect.name
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    elif dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    else:  # pragma: no cover - other databases: look first (a race may raise, and is retried by GitHub)
+    from triage.kb.db import conflict_insert
+
+    insert = conflict_insert(s.get_bind().dialect.name)
+    if insert is None:  # pragma: no cover - other databases: look first (a race may raise, and is retried by GitHub)
         if s.get(m.Delivery, values["id"]) is not None:
             return False
         s.add(m.Delivery(**values))
