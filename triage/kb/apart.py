@@ -6,9 +6,11 @@ and every run's key and every valid run's, read by an add-run into the config an
 pools its runs.  In a wide investigation at a million runs they are nine tenths of its
 stored pieces, and an add-run looks into a few configs' of them.  Each group is kept in a
 row of its own (``~f:CONFIG`` for the first, ``~1f:CONFIG`` for the second), read when
-something first looks into one of its texts; what was appended to them since they were
-written whole is kept in another (``~~f:CONFIG``, ``~~1f:CONFIG``), so that an add-run of a
-new build writes the provenance it appends, not the 9 MB it appends it to.
+something first looks into one of its texts; where they changed since they were written whole
+is kept in another (``~~f:CONFIG``, ``~~1f:CONFIG``): for each text, one stretch of it
+replaced.  An add-run of a new build then writes the provenance it appends, not the 9 MB it
+appends it to; and the key of a run without a time, which goes among the oldest keys near
+the start of the config's, not the 2 MB of keys after it.
 
 They are read in the session that read the pieces, as the evaluation that uses them is.
 """
@@ -88,13 +90,12 @@ def texts(data: Any, places: tuple[int, ...]) -> list[str]:
 
 class _Later:
     """A group of one stored piece's long texts, read from their rows when first asked for:
-    the texts as written whole, each cut at a place (``keeps``) and followed by what was
-    appended since."""
+    the texts as written whole (``written``), each with one stretch replaced since."""
 
     def __init__(self, s: Session, iid: str, name: str, group: int) -> None:
         self._s, self._iid, self._name, self._group = s, iid, name, group
         self.texts: Optional[list] = None
-        self.keeps: list[int] = []  # where each text written whole is cut, before what was appended
+        self.written: list[str] = []  # the texts as written whole
 
     def read(self) -> list:
         if self.texts is None:
@@ -102,15 +103,16 @@ class _Later:
             whole, more = apart_name(self._name, self._group), tail_name(self._name, self._group)
             rows = dict(self._s.execute(select(t.c.name, t.c.data).where(
                 t.c.investigation_id == self._iid, t.c.name.in_([whole, more]))).all())
-            written = unpack(rows[whole])
+            self.written = unpack(rows[whole])
             tail = rows.get(more)
-            if tail is None:
-                self.keeps, self.texts = [len(text) for text in written], written
-            else:
-                tails = unpack(tail)
-                self.keeps = [keep for keep, _ in tails]
-                self.texts = [text[:keep] + added for text, (keep, added) in zip(written, tails)]
+            self.texts = self.written if tail is None else [spliced(text, *change)
+                                                            for text, change in zip(self.written, unpack(tail))]
         return self.texts
+
+
+def spliced(text: str, cut: int, put: str, resume: Optional[int] = None) -> str:
+    """``text`` with what stood from ``cut`` to ``resume`` (its end, if not given) replaced by ``put``."""
+    return text[:cut] + put + (text[resume:] if resume is not None else "")
 
 
 class Text:
@@ -127,7 +129,7 @@ class Text:
 
 def standing(memo: Memo, names: list[str]) -> tuple[set[str], dict[str, list]]:
     """Of the pieces ``names`` worked out again, the rows of long texts that stand as they are
-    stored; and for each group whose texts only grew at their ends, what to write as its tail
+    stored; and for each group whose texts changed in one stretch each, what to write as its tail
     row (:func:`_tail`, by that row's name), its row written whole standing."""
     same: set[str] = set()
     tails: dict[str, list] = {}
@@ -146,11 +148,11 @@ def standing(memo: Memo, names: list[str]) -> tuple[set[str], dict[str, list]]:
 
 
 def _tail(data: Any, was: Any, places: tuple[int, ...]) -> Optional[list]:
-    """What a group of a piece's long texts adds to the stored piece's, which were read: for
-    each, ``[cut, text]``, the place where the text written whole is cut (its end, or before
-    its last character: the "]" of a JSON list) and what follows.  None, and the texts are
-    written whole: when one changed elsewhere, when they are short (:data:`TAIL_FROM`), or
-    when what follows would pass :data:`TAIL_SHARE` of them."""
+    """Where a group of a piece's long texts differs from the stored piece's as written whole
+    (which were read): for each text, ``[cut, put, resume]``, the stretch from ``cut`` to
+    ``resume`` of the text written whole replaced by ``put`` (:func:`spliced`).  None, and the
+    texts are written whole: when they are short (:data:`TAIL_FROM`), or when what replaces
+    would pass :data:`TAIL_SHARE` of them (each text's changes, spread out, make one long stretch)."""
     if not all(isinstance(was[p], Text) for p in places):
         return None
     later = was[places[0]].later
@@ -161,13 +163,40 @@ def _tail(data: Any, was: Any, places: tuple[int, ...]) -> Optional[list]:
     if whole < TAIL_FROM:
         return None
     out = []
-    for text, before, keep in zip(now, later.texts, later.keeps):
-        cut = next((c for c in ((keep, keep - 1) if keep == len(before) else (keep,))
-                    if c >= 0 and text.startswith(before[:c])), None)
-        if cut is None:
-            return None
-        out.append([cut, text[cut:]])
-    return out if sum(len(more) for _, more in out) <= whole * TAIL_SHARE else None
+    for text, written in zip(now, later.written):
+        cut = _same_start(text, written)
+        keep = _same_end(text, written, min(len(text), len(written)) - cut)
+        out.append([cut, text[cut:len(text) - keep], len(written) - keep])
+    return out if sum(len(put) for _, put, _ in out) <= whole * TAIL_SHARE else None
+
+
+def _same_start(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` start with alike (a binary search, each step a
+    comparison in C: the texts are megabytes, a change to them a few characters)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a.startswith(b[:hi]):
+        return hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[:mid]):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _same_end(a: str, b: str, most: int) -> int:
+    """How many characters ``a`` and ``b`` end with alike, at most ``most``."""
+    lo, hi = 0, most
+    if not hi or a.endswith(b[len(b) - hi:]):
+        return hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[len(b) - mid:]):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def plain(name: str, piece: tuple[Reads, Any]) -> tuple[Reads, Any]:
