@@ -54,10 +54,11 @@ def _stored(url: str, name: str) -> tuple:
 
 
 def test_a_piece_saved_again_writes_only_the_pages_that_changed(tmp_path) -> None:
-    """A piece worked out again to the same data, under reads of the same length (a config's
-    fingerprint after a run was added to it), is written over its stored row: SQLite then
-    writes the pages that differ, not the megabyte of its data again; one whose data grew is
-    written whole; and a stored piece no longer part of the evaluation goes."""
+    """A piece worked out again to the same data, under other reads (a config's fingerprint
+    after a run was added to it, a digit longer), is written over its stored row: what it read
+    is stored with room to grow by a few characters, so that the row keeps its size, and SQLite
+    writes the pages that differ, not the megabyte of its data again.  One whose data grew is
+    written whole; a stored piece no longer part of the evaluation goes."""
     from triage.kb import db, models, pieces
     from triage.rules.engine.memo import Memo
 
@@ -70,18 +71,19 @@ def test_a_piece_saved_again_writes_only_the_pages_that_changed(tmp_path) -> Non
             s.flush()
             first = Memo()
             first.key = "k"
-            first.pieces = {"q:big": ([["c", "base", "10:100"]], big), "r:gone": ([], [1])}
+            first.pieces = {"q:big": ([["c", "base", "99:999"]], big), "r:gone": ([], [1])}
             pieces.save(s, "i", first)
         raw = sqlite3.connect(path)
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         raw.close()
         with db.session(url) as s:
             again = pieces.load(s, "i", "")
-            again.pieces = {"q:big": ([["c", "base", "11:101"]], big)}
+            # a config's count and newest key one digit longer (999,999 runs, then a million)
+            again.pieces = {"q:big": ([["c", "base", "100:1000"]], big)}
             again.worked = ["q:big"]
             pieces.save(s, "i", again)
         assert 0 < _wal_frames(path) < 16  # the row's first page, the index, the table: not 250 pages
-        assert _stored(url, "q:big")[0] == '[["c","base","11:101"]]'
+        assert _stored(url, "q:big")[0].rstrip() == '[["c","base","100:1000"]]'
         with db.session(url) as s:
             assert pieces.load(s, "i", "").stored.keys() == {"q:big"}
             grown = pieces.load(s, "i", "")

@@ -95,12 +95,25 @@ def _rows(memo: Memo, name: str, same: Collection[str] = (),
     reads, data = ([], memo.key) if name == KEY else memo.pieces[name]
     out = []
     if only in (None, name) and name not in same:
-        out.append((name, json_text(reads), pack(own_row(name, data))))
+        out.append((name, _reads_text(reads), pack(own_row(name, data))))
     for g, places in enumerate(groups(name)):
         row = apart_name(name, g)
         if only in (None, row) and row not in same:
             out.append((row, "[]", pack(texts(data, places))))
     return out
+
+
+def _reads_text(reads: Any) -> str:
+    """What a piece read, as the JSON text it is stored as: spaces after it up to a whole
+    number of :data:`READS_ROOM` characters.  What a piece read changes in a few characters
+    (a config's count and newest key, a digit longer once in a while); stored in a row of the
+    same size, the piece's data unchanged is not written again (:func:`_write`)."""
+    text = json_text(reads)
+    return text + " " * (-len(text) % READS_ROOM)
+
+
+#: What a piece read is stored in a whole number of these characters (:func:`_reads_text`).
+READS_ROOM = 64
 
 
 def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
@@ -125,9 +138,9 @@ def _as_stored(s: Session, iid: str, memo: Memo) -> tuple[list[str], set[str]]:
 def _write(s: Session, rows: list[dict]) -> list[str]:
     """Write ``rows``, each over the stored row of its name if there is one; the names written.
     SQLite writes a row of the same size over the old one in place, and of its pages only
-    those whose bytes differ: a piece worked out again to the same data, whose reads changed
-    in their digits only (a config's count and newest key after a run was added to it),
-    writes a page or two, not the megabytes it holds, as a deletion and an insertion would."""
+    those whose bytes differ: a piece worked out again to the same data under other reads (a
+    config's count and newest key after a run was added to it, :func:`_reads_text`) writes a
+    page or two, not the megabytes it holds, as a deletion and an insertion would."""
     t = tables.EvaluationPiece
     if not rows:
         return []
