@@ -156,8 +156,7 @@ def _write(s: Session, rows: list[dict]) -> list[str]:
 
 
 def _delete(s: Session, iid: str, names: list[str]) -> None:
+    """Delete the pieces' rows ``names``."""
     t = tables.EvaluationPiece
     for i in range(0, len(names), 500):
         s.execute(delete(t).where(t.c.investigation_id == iid, t.c.name.in_(names[i:i + 500])))
-
-
