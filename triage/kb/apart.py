@@ -30,12 +30,13 @@ from triage.rules.engine.memo import Memo, Reads
 #: What a stored row's name starts with when it holds long texts of the piece it names;
 #: :func:`triage.kb.pieces.load` leaves such rows out.
 APART_ROW = "~"
-#: What the name of the row starts with that holds what was appended to a group of long texts
-#: since they were written whole.
+#: What the name of the row starts with that holds where a group of long texts changed since
+#: they were written whole (one stretch of each replaced).
 TAIL_ROW = APART_ROW * 2
 #: Long texts shorter than this (in characters, a group together) are written whole whenever they change.
 TAIL_FROM = 1 << 16
-#: What was appended is written alone while it is at most this share of the texts it ends.
+#: What changed is written alone while the stretches replaced, and what replaces them, are each
+#: at most this share of the texts.
 TAIL_SHARE = 1 / 8
 
 
@@ -151,8 +152,9 @@ def _tail(data: Any, was: Any, places: tuple[int, ...]) -> Optional[list]:
     """Where a group of a piece's long texts differs from the stored piece's as written whole
     (which were read): for each text, ``[cut, put, resume]``, the stretch from ``cut`` to
     ``resume`` of the text written whole replaced by ``put`` (:func:`spliced`).  None, and the
-    texts are written whole: when they are short (:data:`TAIL_FROM`), or when what replaces
-    would pass :data:`TAIL_SHARE` of them (each text's changes, spread out, make one long stretch)."""
+    texts are written whole: when they are short (:data:`TAIL_FROM`), or when what replaces or
+    what is replaced would pass :data:`TAIL_SHARE` of them (each text's changes, spread out,
+    make one long stretch)."""
     if not all(isinstance(was[p], Text) for p in places):
         return None
     later = was[places[0]].later
@@ -167,7 +169,9 @@ def _tail(data: Any, was: Any, places: tuple[int, ...]) -> Optional[list]:
         cut = _same_start(text, written)
         keep = _same_end(text, written, min(len(text), len(written)) - cut)
         out.append([cut, text[cut:len(text) - keep], len(written) - keep])
-    return out if sum(len(put) for _, put, _ in out) <= whole * TAIL_SHARE else None
+    # what replaces, and what is replaced (a text that shrank reads its old stretch for nothing)
+    changed = max(sum(len(put) for _, put, _ in out), sum(resume - cut for cut, _, resume in out))
+    return out if changed <= whole * TAIL_SHARE else None
 
 
 def _same_start(a: str, b: str) -> int:
