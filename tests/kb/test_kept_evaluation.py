@@ -388,3 +388,26 @@ def test_an_add_run_reads_the_keys_of_the_configs_it_looks_into(cli, tmp_path) -
         source.backup(db)
     assert kept == cli("--db", str(tmp_path / "whole.sqlite"), "--rules", str(rules), "report", "--pr", "40001",
                        "--format", "json", "--full").out
+
+
+def test_a_config_s_long_texts_are_read_in_the_session_that_read_its_pieces(cli, rules_dir, url) -> None:
+    """A stored piece's long texts kept apart are read when first looked into, in the session
+    that read the piece: after it ended, the rows may hold another evaluation's texts.  Looked
+    into then, they say so (a fault of the caller), rather than read whatever stands there."""
+    import pytest
+
+    from triage.errors import RuntimeFailure
+    from triage.kb import pieces, snapshot, store
+
+    assert cli("--db", url, "import", str(EXAMPLE_RUNS)).code == 0
+    assert cli("--db", url, "report", "--pr", "30433", "--format", "json").code == 0
+    with store.session(url) as s:
+        iid = store.find_investigation(s, 30433, None).id
+        memo = pieces.load(s, iid, snapshot.code_stamp())
+        facts = [row for name, (_, row) in memo.stored.items() if name.startswith("f:")]
+        assert facts and all(callable(row[1]) for row in facts)
+        inside = facts[0][1]()  # read in the session: the config's keys
+        assert inside
+    with pytest.raises(RuntimeFailure, match="after the session"):
+        facts[1][1]()
+    assert facts[0][1]() == inside  # read already: kept

@@ -23,6 +23,7 @@ from msgspec.msgpack import decode as unpack
 from sqlalchemy import select
 from sqlmodel import Session
 
+from triage.errors import RuntimeFailure
 from triage.kb import tables
 from triage.rules.engine.facts import APART
 from triage.rules.engine.memo import Memo, Reads
@@ -95,11 +96,17 @@ class _Later:
 
     def __init__(self, s: Session, iid: str, name: str, group: int) -> None:
         self._s, self._iid, self._name, self._group = s, iid, name, group
+        self._transaction = s.get_transaction()  # the one the piece was read in
         self.texts: Optional[list] = None
         self.written: list[str] = []  # the texts as written whole
 
     def read(self) -> list:
         if self.texts is None:
+            if self._s.get_transaction() is not self._transaction or self._transaction is None:
+                # the rows may hold another evaluation's texts now, and on SQLite a new
+                # transaction would wait for the write lock first
+                raise RuntimeFailure(f"a stored piece's long texts ({self._name}) looked into after the session "
+                                     "that read the piece ended: this is a bug in triage")
             t = tables.EvaluationPiece
             whole, more = apart_name(self._name, self._group), tail_name(self._name, self._group)
             rows = dict(self._s.execute(select(t.c.name, t.c.data).where(

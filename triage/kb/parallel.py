@@ -285,4 +285,5 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool, 
         memo.claim = units.claim(_HELPERS)
         taken = units.take(range(len(units.units)), _HELPERS, bisects=True)
         work_ahead(bundle, memo, letting_go(taken, bundle.source.forget))
-    return [memo.key, {name: pieces.plain(name, memo.pieces[name]) for name in memo.worked}]
+        # in the session that read the pieces: their long texts left unread are read in it
+        return [memo.key, {name: pieces.plain(name, memo.pieces[name]) for name in memo.worked}]
