@@ -25,14 +25,15 @@ QUICK = {"bench_report.py": ["--quick"], "bench_import.py": ["--runs", "10000", 
          "bench_cli.py": ["--runs", "1"],
          "bench_concurrency.py": ["--procs", "4", "--runs", "3", "--posters", "4", "--rounds", "2"],
          "bench_instructions.py": ["--records", "1000"],
-         "bench_dashboard.py": ["--runs", "1000", "--requests", "3"]}
+         "bench_dashboard.py": ["--runs", "1000", "--requests", "3"],
+         "bench_export.py": ["--runs", "1000", "--pairs", "1"]}
 
 
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
     failed = []
     for name in ("bench_report.py", "bench_import.py", "bench_scan.py", "bench_cli.py", "bench_concurrency.py",
-                 "bench_instructions.py", "bench_dashboard.py"):
+                 "bench_instructions.py", "bench_dashboard.py", "bench_export.py"):
         print(f"== {name}", flush=True)
         args = QUICK[name] if quick else []
         code = subprocess.run([sys.executable, str(HERE / name), *args]).returncode

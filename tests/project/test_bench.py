@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ("bench_report.py", "bench_import.py", "bench_scan.py", "bench_cli.py", "bench_concurrency.py",
-              "bench_instructions.py", "bench_dashboard.py")
+              "bench_instructions.py", "bench_dashboard.py", "bench_export.py")
 
 
 @pytest.mark.bench  # minutes: `make bench-check`, .ci/run's second step
