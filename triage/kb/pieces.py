@@ -73,7 +73,7 @@ def save(s: Session, iid: str, memo: Memo) -> bool:
         for name, reads, data in _rows(memo, n, same):
             rows.append(dict(investigation_id=iid, name=name, reads=reads, data=data))
             size += len(data)
-        for g in range(len(groups(n))):  # what was appended to a group of its long texts, alone
+        for g in range(len(groups(n))):  # where a group of its long texts changed, alone
             added = tails.get(tail_name(n, g))
             if added is not None:
                 data = pack(added)
