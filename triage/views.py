@@ -47,7 +47,6 @@ def _evaluate(s: Any, inv: Any, *, runs: bool, full: bool, helper: Any, keep: bo
         store.lock_investigation(s, inv.id)  # evaluations of one investigation take turns
     bundle = store.load_bundle(s, inv, runs=False)
     bundle.source = DbSource(s, inv.id)
-    bundle.source.letting_go = release
     memo = pieces.load(s, inv.id, snapshot.code_stamp(), full=full)
     if not memo.stored and helper is None and release and keep:
         # a whole evaluation whose runs the caller lets go: worked out a config at a time,

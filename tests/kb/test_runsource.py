@@ -290,29 +290,11 @@ def test_the_runs_of_several_configs_share_what_was_decoded(cli, rules_dir, tmp_
         source.forget(configs[0])  # read again: with what the source holds decoded
         assert source.config(configs[1]) is read[1]
         assert source.config(configs[0])[0].provenance is read[1][0].provenance
-        apart = DbSource(s, iid)
-        apart.letting_go = True  # an import's evaluation: each read decodes its own
-        alone = [apart.config(c) for c in configs]
-        assert alone == read and alone[1][0].provenance is not alone[2][0].provenance
         monkeypatch.setattr(investigations, "SHARED_MOST", 1)
         bounded = DbSource(s, iid)
         again = [bounded.config(c) for c in configs]
         assert again == read
         assert again[1][0].provenance is not again[2][0].provenance  # started again between the reads
-
-
-def test_an_evaluation_that_lets_the_runs_go_says_so_to_the_engine(cli, rules_dir, tmp_path, url) -> None:
-    """An import's evaluation lets each config's runs go to hold little, and its source says so
-    (the engine then keeps no repeat keys across configs, which would outlive the runs);
-    a report's does not."""
-    from triage import views
-    from triage.kb import store
-
-    _imported(cli, url, tmp_path, _records(20, ["kimik26-fp8-1k1k-1p1d", "c2"]))
-    with store.session(url) as s:
-        inv = store.find_investigation(s, 30433, None)
-        assert views.evaluate(s, inv, full=True, release=True)[0].source.letting_go is True
-        assert views.evaluate(s, inv, full=True)[0].source.letting_go is False
 
 
 def test_the_runs_recorded_since_are_found_by_key_or_by_the_configs_index_alike(cli, rules_dir, tmp_path,
@@ -408,12 +390,11 @@ def test_the_runs_with_some_provenance_keys_are_told_by_their_configs_runs(cli, 
     assert not holds(was)  # not added to: worked out again
 
 
-def test_a_source_that_lets_runs_go_shares_their_texts_and_times_not_their_provenance(cli, rules_dir,
-                                                                                       tmp_path) -> None:
+def test_a_source_that_lets_runs_go_shares_what_it_decoded_as_one_that_keeps_them(cli, rules_dir,
+                                                                                    tmp_path) -> None:
     """An import's evaluation reads a config's runs at a time and lets them go: a nightly's
-    matrix shares its run id, URL and time across configs, read once; a provenance mapping is
-    the read's own (a wide investigation's runs record one each, which would outlive them).
-    A source that keeps its runs shares the mappings too."""
+    matrix shares its run id, URL, time and provenance across configs, each decoded once, as
+    a source that keeps its runs does (what it holds decoded is bounded: see above)."""
     from triage.kb import store
     from triage.kb.runsource import DbSource
 
@@ -421,15 +402,13 @@ def test_a_source_that_lets_runs_go_shares_their_texts_and_times_not_their_prove
                 "url": "https://ci/77", "time": "2026-06-26T10:00:00Z", "provenance": {"sha": "abc"},
                 "metrics": {"gsm8k": {"value": 0.9, "n": 1319}}} for config in ("c1", "c2")]
     _imported(cli, f"sqlite:///{tmp_path / 'kb.sqlite'}", tmp_path, records)
-    for letting_go in (True, False):
-        with store.session(f"sqlite:///{tmp_path / 'kb.sqlite'}") as s:
-            source = DbSource(s, store.find_investigation(s, 30433, None).id)
-            source.letting_go = letting_go
-            (one,), (two,) = source.config("c1"), source.config("c2")
-            assert one.run_id is two.run_id and one.url is two.url and one.time is two.time
-            assert one.provenance == two.provenance
-            assert (one.provenance is two.provenance) is not letting_go
-
+    with store.session(f"sqlite:///{tmp_path / 'kb.sqlite'}") as s:
+        source = DbSource(s, store.find_investigation(s, 30433, None).id)
+        (one,) = source.config("c1")
+        source.forget("c1")  # let go, as an import's evaluation does before the next config
+        (two,) = source.config("c2")
+        assert one.run_id is two.run_id and one.url is two.url and one.time is two.time
+        assert one.provenance is two.provenance
 
 def test_runs_added_to_many_configs_are_read_once_for_every_config(cli, rules_dir, tmp_path, url) -> None:
     """After a nightly's import over many configs, what was added to each config is told by the

@@ -537,9 +537,6 @@ def test_repeats_are_grouped_by_provenance_however_many_mappings_are_kept(monkey
     assert len(keys) == 2 and all(mapping is shared or mapping is other for mapping, _ in keys.values())
     warned = [w.message for w in evaluate(inv(runs=runs)).warnings]
     assert any("runs of eager with the same provenance disagree" in w for w in warned)
-    monkeypatch.setattr(kept.source, "letting_go", True, raising=False)  # an import's: none kept across configs
-    assert readings.repeat_groups(runs, kept) == groups
-    assert not [k for k in kept.once if k.startswith("provenance keys")]
     monkeypatch.setattr(readings, "PROVENANCE_KEYS", -1)  # started again at every call
     assert readings.repeat_groups(runs, Context(inv(runs=runs))) == groups
     assert [w.message for w in evaluate(inv(runs=runs)).warnings] == warned

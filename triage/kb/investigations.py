@@ -261,24 +261,20 @@ class ReadShared:
     configs and share their workflow run's id, URL, time and often provenance: a hundred
     thousand runs of six hundred configs hold a quarter as many provenances and a sixth as
     many times.  Past :data:`SHARED_MOST` entries a table starts again, so that a reader that
-    lets each config's runs go (an import's evaluation) holds a bounded number."""
+    lets each config's runs go (an import's evaluation) holds a bounded number: the mappings it
+    holds outlive the runs that were let go."""
 
-    __slots__ = ("provenance", "texts", "times", "mappings")
+    __slots__ = ("provenance", "texts", "times")
 
     def __init__(self) -> None:
         self.provenance: dict[str, dict] = {}
         self.texts: dict[str, str] = {}
         self.times: dict[Any, str] = {}
-        # whether the provenance mappings are shared across reads too (not by a reader that lets
-        # each config's runs go: they would outlive the runs, and a wide investigation's runs
-        # record one each); its texts and times still are: a nightly's matrix shares them
-        self.mappings = True
 
     def bound(self) -> None:
-        """Start again each table that grew past :data:`SHARED_MOST` (between two reads), and
-        the provenance mappings whatever their number unless :attr:`mappings`."""
+        """Start again each table that grew past :data:`SHARED_MOST` (between two reads)."""
         for table in (self.provenance, self.texts, self.times):
-            if len(table) > SHARED_MOST or table is self.provenance and not self.mappings:
+            if len(table) > SHARED_MOST:
                 table.clear()
 
 

@@ -231,17 +231,16 @@ class Helper(Process):
         self._flags.close()
 
 
-def start(url: str, iid: str, configs: list[str], *, full: bool = False, release: bool = False) -> Optional[Helper]:
+def start(url: str, iid: str, configs: list[str], *, full: bool = False) -> Optional[Helper]:
     """Fork a helper for the evaluation of ``iid`` about to begin (``configs``: the
-    investigation's configs, as its runs source lists them; ``release``: an evaluation that
-    lets the runs go to hold little, :func:`triage.views.evaluate`).  This process's
-    connections are closed first.  None when the fork fails."""
+    investigation's configs, as its runs source lists them).  This process's connections
+    are closed first.  None when the fork fails."""
     from triage.kb.db import dispose_engines
 
     _ready()
     dispose_engines()
     flags = mmap.mmap(-1, _MAX_UNITS)  # shared with the helper, all _FREE
-    forked = fork(lambda: _work(url, iid, configs, flags, full, release))
+    forked = fork(lambda: _work(url, iid, configs, flags, full))
     if forked is None:
         flags.close()
         return None
@@ -266,7 +265,7 @@ def _ready() -> None:
         importlib.import_module(name)
 
 
-def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool, release: bool = False) -> list:
+def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) -> list:
     """The helper's part: work ahead from a read-only snapshot; the pieces worked out."""
     from sqlmodel import Session
 
@@ -279,7 +278,6 @@ def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool, 
     with Session(read_engine(url)) as s:  # the investigation's row read as columns, as this process's is
         bundle = load_bundle(s, find_investigation(s, ident=iid), runs=False)
         bundle.source = DbSource(s, iid)
-        bundle.source.letting_go = release
         memo = pieces.load(s, iid, snapshot.code_stamp(), full=full)
         units = _Units(bundle, configs, flags)
         memo.claim = units.claim(_HELPERS)

@@ -60,18 +60,16 @@ class DbSource:
         self._id_fps: dict[str, str] = {}
         self._all_by_id: Optional[dict[str, list[RunRec]]] = None  # the runs of _all by run id
         self._all: Optional[list[RunRec]] = None
-        self._shared = ReadShared()  # what its reads decoded, shared by the runs of the next ones
-        # an evaluation that lets the runs go to hold little (an import's): its reads share
-        # nothing, and the engine keeps nothing of a config's runs beyond them
-        # (triage.rules.decisions.readings)
-        self.letting_go = False
+        # what its reads decoded, shared by the runs of the next ones (an evaluation that lets each
+        # config's runs go too: the runs of a nightly's matrix share a provenance across configs)
+        self._shared = ReadShared()
 
     def all(self) -> list[RunRec]:
         if self._all is None:
             if all(c in self._by_config for c in self._configs):  # every config read already: the same runs
                 self._all = list(heapq.merge(*(self._by_config[c] for c in self._configs), key=self.order))
             else:
-                self._all = run_records(self._s, self._iid, shared=self._sharing())
+                self._all = run_records(self._s, self._iid, shared=self._shared)
                 grouped: dict[str, list[RunRec]] = {}
                 for r in self._all:
                     grouped.setdefault(r.config, []).append(r)
@@ -86,12 +84,6 @@ class DbSource:
         self._all_by_id = self._all = self._recent_runs = None
         self._shared = ReadShared()
 
-    def _sharing(self) -> ReadShared:
-        """What the next read shares with those before it: for an evaluation that lets the runs
-        go, their texts and times, not their provenance mappings (:attr:`ReadShared.mappings`)."""
-        self._shared.mappings = not self.letting_go
-        return self._shared
-
     def forget(self, config: str) -> None:
         """Let go of a config's runs (asked for again, they are read again)."""
         self._by_config.pop(config, None)
@@ -100,7 +92,7 @@ class DbSource:
     def config(self, name: str) -> list[RunRec]:
         runs = self._by_config.get(name)
         if runs is None:
-            runs = run_records(self._s, self._iid, config=name, shared=self._sharing()) if name in self._fps else []
+            runs = run_records(self._s, self._iid, config=name, shared=self._shared) if name in self._fps else []
             self._by_config[name] = runs
         return runs
 
@@ -114,12 +106,12 @@ class DbSource:
             return
         if plain_reads(self._s):
             for config in wanted:
-                self._by_config[config] = run_records(self._s, self._iid, config=config, shared=self._sharing())
+                self._by_config[config] = run_records(self._s, self._iid, config=config, shared=self._shared)
             return
         grouped: dict[str, list[RunRec]] = {c: [] for c in wanted}
         for i in range(0, len(wanted), 500):  # 500 parameters a query
             chunk = wanted[i:i + 500]
-            for r in run_records(self._s, self._iid, where=lambda t: t.c.config.in_(chunk), shared=self._sharing()):
+            for r in run_records(self._s, self._iid, where=lambda t: t.c.config.in_(chunk), shared=self._shared):
                 grouped[r.config].append(r)  # in the order recorded, as each config's own read
         self._by_config.update(grouped)
 
@@ -132,7 +124,7 @@ class DbSource:
                     for r in self._all:
                         self._all_by_id.setdefault(r.run_id, []).append(r)
                 return self._all_by_id.get(run_id, [])
-            runs = run_records(self._s, self._iid, run_id=run_id, shared=self._sharing())
+            runs = run_records(self._s, self._iid, run_id=run_id, shared=self._shared)
             self._by_id[run_id] = runs
         return runs
 
@@ -146,7 +138,7 @@ class DbSource:
         and would be read and decoded only to be left out)."""
         wanted, out = self._at_hand(sorted(set(pairs)))
         for rows in self._pairs_rows(wanted, READ_SQL_COLUMNS, read_columns):
-            out += runs_of_rows(rows, self._sharing())
+            out += runs_of_rows(rows, self._shared)
         return sorted(out, key=self.order)
 
     def refs_by_keys(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str, Optional[str]]]:
@@ -227,7 +219,7 @@ class DbSource:
         # a statement per KEYS_A_STATEMENT keys: a drivers' limit on parameters (PostgreSQL's 65,535)
         # is no limit on how many runs a view shows
         runs = [r for i in range(0, len(pks), KEYS_A_STATEMENT)
-                for r in run_records(self._s, self._iid, pks=pks[i:i + KEYS_A_STATEMENT], shared=self._sharing())]
+                for r in run_records(self._s, self._iid, pks=pks[i:i + KEYS_A_STATEMENT], shared=self._shared)]
         order = {pk: i for i, pk in enumerate(reversed(pks))}
         return sorted(runs, key=lambda r: order[r.seq])
 
@@ -241,11 +233,11 @@ class DbSource:
             if self._recent_runs is None:
                 self._recent_runs = {}
                 for r in run_records(self._s, self._iid, where=lambda t: and_(*self._after(self._floor, t)),
-                                     shared=self._sharing(), owned=True):
+                                     shared=self._shared, owned=True):
                     self._recent_runs.setdefault(r.config, []).append(r)
             return list(self._recent_runs.get(config, ()))
         return run_records(self._s, self._iid, where=lambda t: and_(*self._above(config, top, t)),
-                           shared=self._sharing(), owned=True)
+                           shared=self._shared, owned=True)
 
     def recorded_since(self, fingerprints: Callable[[], Iterable[str]]) -> None:
         """The fingerprints of the configs the stored pieces read (``fingerprints()``, asked for

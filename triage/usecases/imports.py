@@ -101,7 +101,7 @@ def _evaluate_apart(url: str, configs: dict[str, list[str]], *, full: bool) -> N
 
     with _collected(len(configs)) as collect:
         for iid, names in configs.items():
-            helper = parallel.start(url, iid, names, full=full, release=True)
+            helper = parallel.start(url, iid, names, full=full)
             try:
                 with store.session(url) as s:
                     views.evaluate(s, store.find_investigation(s, ident=iid), full=full, helper=helper,

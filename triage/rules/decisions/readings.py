@@ -270,11 +270,9 @@ def _provenance_keys(ctx: Context, ignore: set[str]) -> dict[int, tuple]:
     same share one mapping, in one config and, read by one source, across configs (a
     nightly's matrix).  Each entry holds its mapping, so that no id is taken by another while
     it is kept; past :data:`PROVENANCE_KEYS` entries it starts again.  An evaluation that lets
-    each config's runs go (an import's) keeps none across configs: they would outlive their runs."""
+    each config's runs go (an import's) keeps them too, as its source keeps what it decoded
+    (:class:`triage.kb.investigations.ReadShared`): a bounded number of mappings outlive their runs."""
     name = f"provenance keys less {sorted(ignore)}"
-    if getattr(ctx.source, "letting_go", False):  # each config's runs let go: their mappings too
-        ctx.once.pop(name, None)
-        return {}
     seen: dict[int, tuple] = ctx.once.setdefault(name, {})
     if len(seen) > PROVENANCE_KEYS:
         seen.clear()
