@@ -343,6 +343,32 @@ def test_add_run_sets_up_no_table_mapping(cli, rules_dir: Path, tmp_path: Path) 
     assert done.stdout.splitlines()[-1] == "not configured", done.stdout
 
 
+def test_a_large_import_defines_no_table_class(rules_dir: Path, tmp_path: Path) -> None:
+    """An import large enough to drop the run table's indexes and build them after its writes
+    (``REBUILD_AT`` records, made 1 here) reads and writes columns: the knowledge base's
+    table classes are never defined (SQLModel's and SQLAlchemy's mapping of 21 classes), but
+    by the first command, which keeps their tables beside the rule cache."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "import triage.kb.runs\n"
+        "triage.kb.runs.REBUILD_AT = 1\n"
+        "from triage.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print('defined' if 'triage.kb.models' in sys.modules else 'not defined')\n")
+    for db, said in (("first.sqlite", "defined"), ("kb.sqlite", "not defined")):  # the first keeps the tables
+        done = subprocess.run([sys.executable, "-c", script, "--db", str(tmp_path / db), "--rules", str(rules_dir),
+                               "import", str(EXAMPLE_RUNS)], capture_output=True, text=True, cwd=tmp_path,
+                              env={**os.environ, "TRIAGE_CACHE": str(tmp_path / "cache")})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-1] == said, done.stdout
+
+
 def test_a_report_of_an_unchanged_knowledge_base_imports_no_rule_schema(cli, rules_dir: Path, tmp_path: Path) -> None:
     """The stored view read and written out: neither the rule files' schema nor the run
     parsers are imported (about a twentieth of the command, asked for a "new since"

@@ -358,7 +358,7 @@ class RunWriter:
         needs it."""
         if self._rebuild or not self.bulk or self.conn.dialect.name != "sqlite" or records < REBUILD_AT:
             return
-        held = self.conn.execute(select(func.max(m.Run.pk))).scalar() or 0
+        held = self.conn.execute(select(func.max(tables.Run.c.pk))).scalar() or 0
         if records < held:  # an insertion into large indexes costs less than sorting them whole
             return
         found = self.conn.exec_driver_sql(
