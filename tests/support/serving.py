@@ -118,6 +118,26 @@ class Server:
         headers = signed(body, event, delivery, **kw)
         return httpx.post(f"{self.url}/webhook", content=body, headers=headers, timeout=30)
 
+    def declared(self, length: int, event: str, start: bytes = b'{"pad": "') -> tuple[int, bytes]:
+        """A signed delivery that declares a body of ``length`` bytes and sends only its ``start``:
+        the server's status and body, answered from the headers alone.  (A client that sends
+        the whole of a body the server refused at once may find the connection reset before
+        it reads the answer, which the server sent.)"""
+        host, port = self.url.removeprefix("http://").rsplit(":", 1)
+        head = "".join(f"{k}: {v}\r\n" for k, v in signed(start, event).items())
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(f"POST /webhook HTTP/1.1\r\nHost: {host}:{port}\r\n{head}Content-Length: {length}\r\n"
+                         f"\r\n".encode() + start)
+            got = b""
+            while b"\r\n\r\n" not in got and (chunk := sock.recv(65536)):
+                got += chunk
+            head_text, _, body = got.partition(b"\r\n\r\n")
+            lines = head_text.decode("latin-1").split("\r\n")
+            size = next(int(v) for k, _, v in (x.partition(":") for x in lines[1:]) if k.lower() == "content-length")
+            while len(body) < size and (chunk := sock.recv(65536)):
+                body += chunk
+        return int(lines[0].split()[1]), body
+
     def get(self, path: str, **kw: Any) -> httpx.Response:
         return httpx.get(f"{self.url}{path}", timeout=30, **kw)
 
