@@ -1,6 +1,6 @@
 """Benchmark: the import's work, and the report's beside other investigations, counted in instructions.
 
-    .venv/bin/python bench/bench_instructions.py [--records N] [--at M]
+    .venv/bin/python bench/bench_instructions.py [--records N] [--at M] [--wide SEED ...]
 
 Wall-clock ratios on a shared machine move by more than the changes worth
 measuring; instructions (``valgrind --tool=callgrind``) do not. Counted for
@@ -15,7 +15,10 @@ the whole command, as a process:
 The difference between the two counts is what N/2 more records cost (start-up
 and the costs of each config fall out), which gives the count at M records
 (default 100,000: the issue's size) and the ratio triage / baseline there,
-which must be at most 2 (exit 3 above it, 1 when a command fails). Time runs
+which must be at most 2 (exit 3 above it, 1 when a command fails).  With
+``--wide SEED``, the same for the records of each wide investigation named
+(``bench_report.py``'s, ``bench/wide.py``), after the bundled one's: the
+figure #31 holds the import to, free of the machine's noise. Time runs
 somewhat above this ratio (a larger working set). The import runs in one
 process here (``TRIAGE_PARALLEL_RUNS=off``): this counts its work, not how
 two CPUs share it.
@@ -48,7 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_report import BASELINE_IMPORT, OUT, PY, build  # noqa: E402
+from bench_report import BASELINE_IMPORT, OUT, PY, build, build_wide  # noqa: E402
 from common import compile_bytecode, print_rows, verdict  # noqa: E402
 
 LIMIT = 2.0
@@ -115,10 +118,47 @@ def beside(size: int, others: tuple[int, ...], tmpdir: Path) -> tuple[list[tuple
     return rows, over
 
 
+def count_imports(name: str, kb: Path, records: int, at: int, tmpdir: Path) -> tuple[list[tuple[str, str]],
+                                                                                       list[str], list[str]]:
+    """The import of the first ``records`` / 2 and ``records`` records of ``kb``'s file against the
+    baseline's, carried to ``at`` records: the rows of the table, what is over the limit, what is wrong."""
+    source = kb.parent / "runs.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    if len(lines) < records:
+        return [], [], [f"{source} has {len(lines)} records, fewer than {records}"]
+    half = records // 2
+    tmpdir.mkdir(parents=True)
+    small, large = tmpdir / "half.jsonl", tmpdir / "all.jsonl"
+    small.write_bytes(b"".join(lines[:half]))
+    large.write_bytes(b"".join(lines[:records]))
+    script = tmpdir / "baseline.py"
+    script.write_text(BASELINE_IMPORT)
+    t1, tn = (count_import(f, tmpdir / "triage", kb.parent / "rules") for f in (small, large))
+    b1, bn = (count_baseline(f, tmpdir / "baseline", script) for f in (small, large))
+    more = records - half
+    per_t, per_b = (tn - t1) / more, (bn - b1) / more
+    at_t, at_b = tn + per_t * (at - records), bn + per_b * (at - records)
+    ratio = at_t / at_b
+    g = lambda n: f"{n / 1e9:.2f} G"  # noqa: E731
+    rows = [
+        (f"{name}: triage import, {half:,} records", g(t1)),
+        (f"{name}: triage import, {records:,} records", f"{g(tn)} ({per_t:,.0f} a record more)"),
+        (f"{name}: baseline, {half:,} records", g(b1)),
+        (f"{name}: baseline, {records:,} records", f"{g(bn)} ({per_b:,.0f} a record more)"),
+        (f"{name}: at {at:,} records", f"{g(at_t)} vs {g(at_b)}: ratio {ratio:.2f} (limit {LIMIT:g})"),
+    ]
+    wrong = [] if per_t > 0 and per_b > 0 else [f"{name}: the counts do not grow with the records"]
+    over = [f"{name} import: {ratio:.2f} × the baseline's instructions at {at:,} records (limit {LIMIT:g})"] \
+        if ratio > LIMIT else []
+    return rows, over, wrong
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=20_000, help="records of the larger import (default 20,000)")
     ap.add_argument("--at", type=int, default=100_000, help="records to work the ratio out at (default 100,000)")
+    ap.add_argument("--wide", type=int, nargs="*", default=[], metavar="SEED",
+                    help="also count the import of these wide investigations' records (bench/wide.py)")
     a = ap.parse_args()
     if a.records < 1_000:
         ap.error("--records: at least 1000 (the counts move by tens of millions from run to run)")
@@ -127,39 +167,20 @@ def main() -> int:
         return 1
     compile_bytecode()
     size = 1_000 if a.records <= 1_000 else 100_000
-    kb = build(OUT / f"kb-{size}", size)
-    source = kb.parent / "runs.jsonl"
-    half = a.records // 2
+    bases = [("bundled", build(OUT / f"kb-{size}", size))]
+    bases += [(f"wide, seed {seed}", build_wide(OUT / f"wide-{seed}-{size}", size, seed)) for seed in a.wide]
+    rows: list[tuple[str, str]] = []
+    over: list[str] = []
+    wrong: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-instructions-") as tmp:
         tmpdir = Path(tmp)
-        lines = source.read_bytes().splitlines(keepends=True)
-        if len(lines) < a.records:
-            print(f"WRONG: {source} has {len(lines)} records, fewer than {a.records}")
-            return 1
-        small, large = tmpdir / "half.jsonl", tmpdir / "all.jsonl"
-        small.write_bytes(b"".join(lines[:half]))
-        large.write_bytes(b"".join(lines[:a.records]))
-        script = tmpdir / "baseline.py"
-        script.write_text(BASELINE_IMPORT)
-        t1, tn = (count_import(f, tmpdir / "triage", kb.parent / "rules") for f in (small, large))
-        b1, bn = (count_baseline(f, tmpdir / "baseline", script) for f in (small, large))
+        for i, (name, kb) in enumerate(bases):
+            got = count_imports(name, kb, a.records, a.at, tmpdir / f"import-{i}")
+            rows += got[0]
+            over += got[1]
+            wrong += got[2]
         report_rows, report_over = beside(size, (10,) if size == 1_000 else (10, 200), tmpdir / "report")
-    more = a.records - half
-    per_t, per_b = (tn - t1) / more, (bn - b1) / more
-    at_t, at_b = tn + per_t * (a.at - a.records), bn + per_b * (a.at - a.records)
-    ratio = at_t / at_b
-    g = lambda n: f"{n / 1e9:.2f} G"  # noqa: E731
-    print_rows([
-        (f"triage import, {half:,} records", g(t1)),
-        (f"triage import, {a.records:,} records", f"{g(tn)} ({per_t:,.0f} a record more)"),
-        (f"baseline, {half:,} records", g(b1)),
-        (f"baseline, {a.records:,} records", f"{g(bn)} ({per_b:,.0f} a record more)"),
-        (f"at {a.at:,} records", f"{g(at_t)} vs {g(at_b)}: ratio {ratio:.2f} (limit {LIMIT:g})"),
-        *report_rows,
-    ])
-    wrong = [] if per_t > 0 and per_b > 0 else ["the counts do not grow with the records"]
-    over = [f"import: {ratio:.2f} × the baseline's instructions at {a.at:,} records (limit {LIMIT:g})"] \
-        if ratio > LIMIT else []
+    print_rows(rows + report_rows)
     return verdict(over + report_over, wrong)
 
 

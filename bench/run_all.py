@@ -24,7 +24,7 @@ QUICK = {"bench_report.py": ["--quick"], "bench_import.py": ["--runs", "10000", 
          "bench_scan.py": ["--lines", "100000", "--signatures", "100", "--repeat", "1"],
          "bench_cli.py": ["--runs", "1"],
          "bench_concurrency.py": ["--procs", "4", "--runs", "3", "--posters", "4", "--rounds", "2"],
-         "bench_instructions.py": ["--records", "1000"],
+         "bench_instructions.py": ["--records", "1000", "--wide", "1"],
          "bench_dashboard.py": ["--runs", "1000", "--requests", "3"],
          "bench_export.py": ["--runs", "1000", "--pairs", "1"]}
 
