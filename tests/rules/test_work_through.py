@@ -83,34 +83,6 @@ def test_wide_investigations_a_config_at_a_time_hold_a_part_of_their_configs(see
     assert configs > 20 and source.most < configs - 4, (source.most, configs)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_no_config_is_read_again_once_let_go(seed: int, monkeypatch) -> None:
-    """A base's runs are pooled by the predictions of every recipe on it, which come in the
-    order of their configs: they are held to the end, not let go and read again."""
-    from triage.rules.engine import evaluate as module
-
-    monkeypatch.setattr(module, "_READ_AT_ONCE", 4)
-    inv, _ = wide_investigation(seed, 1_500)
-    source = _Forgetting(list(inv.runs))
-    gone: list[str] = []
-    asked_again: list[str] = []
-
-    def forget(config: str) -> None:
-        gone.append(config)
-        source.forget(config)
-
-    def config(name: str) -> list:
-        if name in gone:
-            asked_again.append(name)
-        return _Forgetting.config(source, name)
-
-    source.config = config  # type: ignore[method-assign]
-    work_through(replace(inv, source=source), Memo(), source.read, forget, source.size)
-    assert gone and not asked_again
-    bases = {recipe.base for recipe in inv.recipes if recipe.base}
-    assert bases and set(gone[-len(bases):]) == bases  # let go last
-
-
 def test_a_config_named_with_the_separator_of_piece_names() -> None:
     """A config may be named with any text, the separator of a prediction's piece name too."""
     run = changed(INV.runs[0], config="odd\x1fconfig", run_id="99")

@@ -390,12 +390,7 @@ def work_through(inv: Investigation, memo: Memo, read: Callable[[list[str]], Non
                 read(configs[start:ahead])
             yield name
 
-    # A base's runs are held to the end: the predictions of each recipe on it pool them in turn.
-    bases = {recipe.base for recipe in inv.recipes if recipe.base in at}
-    work_ahead(inv, memo, letting_go(in_turn(), lambda config: forget(config) if config in at and config not in bases
-                                     else None))
-    for config in bases:
-        forget(config)
+    work_ahead(inv, memo, letting_go(in_turn(), lambda config: forget(config) if config in at else None))
     memo.adopt_own()
 
 
