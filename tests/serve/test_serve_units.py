@@ -343,3 +343,44 @@ def test_a_dashboard_page_of_a_knowledge_base_it_cannot_write_is_evaluated_in_me
     assert r.code == 0, r.err
     report = json.loads(r.out)
     assert any(r["run_id"] == "78" for r in report["runs"])
+
+
+def _streamed(chunks: list[bytes], headers: dict[str, str]):
+    """A request whose body arrives in ``chunks``, with no declared size (chunked transfer)."""
+    from starlette.requests import Request
+
+    messages = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+    sent: list[bytes] = []
+
+    async def receive() -> dict:
+        message = messages.pop(0)
+        sent.append(message["body"])
+        return message
+
+    scope = {"type": "http", "method": "POST", "path": "/webhook", "query_string": b"",
+             "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]}
+    return Request(scope, receive), sent
+
+
+def test_a_streamed_body_is_refused_once_past_the_limit_and_its_signature_checked_as_it_arrives():
+    """A body without a declared size is read as it arrives: past the size limit it is refused
+    (413) without reading the rest; whole, its HMAC decides (401 or the body)."""
+    import asyncio
+    import hashlib
+    import hmac
+
+    from triage.serve.intake import Intake, Refused
+
+    secret = b"s3cret"
+    body = b'{"zen": "Keep it logically awesome."}'
+    good = {"X-Hub-Signature-256": "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()}
+    intake = Intake(secret, max_body=len(body))
+    halves = [body[:10], body[10:]]
+    request, _ = _streamed(halves, good)
+    assert asyncio.run(intake.read(request)) == body
+    request, _ = _streamed(halves, {"X-Hub-Signature-256": "sha256=" + "0" * 64})
+    assert asyncio.run(intake.read(request)) == Refused(401, "bad signature")
+    request, read = _streamed([body, b"x", b"never read"], good)
+    got = asyncio.run(intake.read(request))
+    assert got == Refused(413, "too large", {"limit": len(body)}) and read == [body, b"x"]
+    assert intake.pending == 0 and intake.uploads == 0  # the places it took are given back
