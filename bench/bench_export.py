@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_report import FLOOR, OUT, PY, build, build_wide, fmt, pairs, run, triage  # noqa: E402
+from bench_report import FLOOR, OUT, PY, fmt, pairs, run, targets, triage  # noqa: E402
 from common import compile_bytecode, print_rows, verdict  # noqa: E402
 
 #: Peak memory of export and ``runs list --format json`` at 100,000 runs, at most (MiB).
@@ -153,9 +153,7 @@ def main() -> int:
     a = ap.parse_args()
     os.environ.setdefault("TRIAGE_CACHE", str(OUT / "cache"))
     compile_bytecode()
-    cases = [("bundled", build(OUT / f"kb-{a.runs}", a.runs), "30433")]
-    cases += [(f"wide, seed {seed}", build_wide(OUT / f"wide-{seed}-{a.runs}", a.runs, seed), str(40_000 + seed))
-              for seed in a.wide]
+    cases = [(t.name, t.kb(a.runs), t.pr) for t in targets(a.wide)]
     rows, over, wrong = [], [], []
     for name, kb, pr in cases:
         got = measure(name, kb, pr, a.pairs)

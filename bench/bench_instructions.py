@@ -51,7 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_report import BASELINE_IMPORT, OUT, PY, build, build_wide  # noqa: E402
+from bench_report import BASELINE_IMPORT, OUT, PY, build, targets  # noqa: E402
 from common import compile_bytecode, print_rows, verdict  # noqa: E402
 
 LIMIT = 2.0
@@ -167,8 +167,7 @@ def main() -> int:
         return 1
     compile_bytecode()
     size = 1_000 if a.records <= 1_000 else 100_000
-    bases = [("bundled", build(OUT / f"kb-{size}", size))]
-    bases += [(f"wide, seed {seed}", build_wide(OUT / f"wide-{seed}-{size}", size, seed)) for seed in a.wide]
+    bases = [(t.name, t.kb(size)) for t in targets(a.wide)]
     rows: list[tuple[str, str]] = []
     over: list[str] = []
     wrong: list[str] = []

@@ -17,7 +17,7 @@ They are read in the session that read the pieces, as the evaluation that uses t
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from msgspec.msgpack import decode as unpack
 from sqlalchemy import select
@@ -182,28 +182,25 @@ def _tail(data: Any, was: Any, places: tuple[int, ...]) -> Optional[list]:
 
 
 def _same_start(a: str, b: str) -> int:
-    """How many characters ``a`` and ``b`` start with alike (a binary search, each step a
-    comparison in C: the texts are megabytes, a change to them a few characters)."""
-    lo, hi = 0, min(len(a), len(b))
-    if a.startswith(b[:hi]):
-        return hi
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a.startswith(b[:mid]):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    """How many characters ``a`` and ``b`` start with alike."""
+    return _most(lambda n: a.startswith(b[:n]), min(len(a), len(b)))
 
 
 def _same_end(a: str, b: str, most: int) -> int:
     """How many characters ``a`` and ``b`` end with alike, at most ``most``."""
-    lo, hi = 0, most
-    if not hi or a.endswith(b[len(b) - hi:]):
-        return hi
+    return _most(lambda n: a.endswith(b[len(b) - n:]), most)
+
+
+def _most(alike: Callable[[int], bool], most: int) -> int:
+    """The largest ``n`` up to ``most`` for which ``alike(n)`` holds (it holds for 0, and for
+    every number below one it holds for): a binary search, each step a comparison in C (the
+    texts are megabytes, a change to them a few characters)."""
+    if alike(most):
+        return most
+    lo, hi = 0, most - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a.endswith(b[len(b) - mid:]):
+        if alike(mid):
             lo = mid
         else:
             hi = mid - 1
