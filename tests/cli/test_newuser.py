@@ -294,6 +294,19 @@ def test_a_misspelt_bisect_config_is_warned_about_once_runs_exist(cli, tmp_path)
             "did you mean `nightly`?"} in json.loads(r.out)["warnings"], r.out
 
 
+def test_a_run_of_an_unknown_config_is_told_the_base_when_no_name_is_close(cli, tmp_path):
+    """`--config base` after `triage init` (the rule file's key is `base:`): nothing is close to
+    `base`, so the warning names the base the new user meant."""
+    _scaffold(cli)
+    r = cli("add-run", "--pr", "1234", "--run-id", "1", "--config", "base", "--metric", "p99_ms=180",
+            "--status", "failed")
+    assert r.code == 0, r.err
+    assert ("warning: --config base: not a recipe, the base or a bisect's config of p99 (its base is "
+            "p99-nightly)") in r.err, r.err
+    r = cli("add-run", "--pr", "1234", "--run-id", "2", "--config", "p99-nightlyy", "--metric", "p99_ms=180",
+            "--status", "failed")
+    assert "did you mean p99-nightly?" in r.err and "its base is" not in r.err, r.err  # a close name says it
+
 # ---------------------------------------------------------------- the README's promises
 
 README = (__import__("pathlib").Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")

@@ -96,9 +96,10 @@ def _check_names(s: Any, inv: Any, data: Any, strict: bool, note: Callable[[str]
             problems.append(f"--metric {name}: no rule, reference or extractor of {inv.id} uses it"
                             + (f"; did you mean {hint}?" if hint else ""))
     if data.config not in configs and not store.has_config(s, inv.id, data.config):
-        hint = closest(data.config, configs)
+        hint, base = closest(data.config, configs), inv.spec.get("base")
+        # nothing close (``--config base`` after ``triage init``, whose rule file says ``base:``): the base
         problems.append(f"--config {data.config}: not a recipe, the base or a bisect's config of {inv.id}"
-                        + (f"; did you mean {hint}?" if hint else ""))
+                        + (f"; did you mean {hint}?" if hint else f" (its base is {base})" if base else ""))
     if problems and strict:
         raise InputError("; ".join(problems) + " (--strict)")
     for p in problems:
