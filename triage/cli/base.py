@@ -13,6 +13,7 @@ from typing import Annotated, Any, Callable, Iterator, List, Optional
 import typer
 
 from triage import __version__
+from triage.cli import coerce
 from triage.errors import InputError, TriageError
 from triage.settings import Settings
 
@@ -34,6 +35,8 @@ The knowledge base is ./kb.sqlite unless --db or TRIAGE_DB names another
 read from ./rules unless --rules or TRIAGE_RULES says otherwise.
 """
 
+
+coerce.install()  # plain values taken without a pydantic validator each (triage.cli.coerce)
 
 app = typer.Typer(
     help=HELP,
