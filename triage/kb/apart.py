@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 
 from msgspec.msgpack import decode as unpack
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.errors import RuntimeFailure
 from triage.kb import tables

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from sqlalchemy import Integer, case, cast, delete, func, insert, literal, select, update
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.kb import tables
 

@@ -14,10 +14,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from sqlalchemy import event, select
+from sqlalchemy import create_engine, event, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
-from sqlmodel import Session, create_engine
+from sqlalchemy.orm import Session
 
 from triage.errors import InputError, RuntimeFailure
 from triage.kb import tables

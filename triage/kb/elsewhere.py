@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.kb import tables
 

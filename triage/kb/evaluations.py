@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.errors import InputError
 from triage.kb import tables

@@ -8,7 +8,7 @@ from operator import attrgetter
 from typing import Annotated, Any, Optional, Sequence
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.errors import InputError, NoInvestigation
 from triage.kb import tables

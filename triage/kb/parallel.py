@@ -249,7 +249,7 @@ def start(url: str, iid: str, configs: list[str], *, full: bool = False) -> Opti
 
 #: The modules both processes evaluate with: imported before the fork, once, rather than by
 #: each process after it (a tenth of a second of the helper's time, a fifth of its share).
-SHARED_MODULES = ("sqlmodel", "triage.kb.db", "triage.kb.investigations", "triage.kb.pieces", "triage.kb.runsource",
+SHARED_MODULES = ("sqlalchemy.orm", "triage.kb.db", "triage.kb.investigations", "triage.kb.pieces", "triage.kb.runsource",
                   "triage.kb.snapshot", "triage.rules.engine.evaluate", "triage.rules.engine.bisect",
                   "triage.rules.engine.confounds", "triage.rules.engine.evidence", "triage.rules.engine.facts",
                   "triage.rules.engine.pools", "triage.rules.next.discriminate", "triage.rules.next.suggest",
@@ -267,7 +267,7 @@ def _ready() -> None:
 
 def _work(url: str, iid: str, configs: list[str], flags: mmap.mmap, full: bool) -> list:
     """The helper's part: work ahead from a read-only snapshot; the pieces worked out."""
-    from sqlmodel import Session
+    from sqlalchemy.orm import Session
 
     from triage.kb import pieces, snapshot
     from triage.kb.db import read_engine

@@ -10,7 +10,7 @@ from typing import Any, Collection, Optional
 from msgspec.msgpack import decode as unpack
 from msgspec.msgpack import encode as pack
 from sqlalchemy import delete, func, insert, select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.kb import tables
 from triage.kb.apart import (APART_ROW, TAIL_ROW, apart_name, groups, own_row, piece_of, plain, put_off, row_names,

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Optional
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.kb import tables
 from triage.kb.tables import models as m

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from sqlalchemy import func, select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.errors import InputError
 from triage.kb import configruns

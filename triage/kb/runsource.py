@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from sqlalchemy import and_, func, select, tuple_
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.kb import configruns
 from triage.kb import tables

@@ -36,7 +36,7 @@ import json
 from typing import Any, Optional
 
 from sqlalchemy import func, select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.kb import tables
 from triage.stamp import code_stamp

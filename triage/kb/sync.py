@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sqlalchemy import bindparam, delete, insert, select, update
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from triage.errors import InputError
 from triage.kb import tables
