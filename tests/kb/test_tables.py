@@ -40,10 +40,19 @@ def _said(constraint) -> tuple:
     return (type(constraint).__name__, str(constraint.name), tuple(c.name for c in constraint.columns), targets)
 
 
+def _typed(column, dialect) -> tuple:
+    """A column as a dialect writes it: its name, its SQL type, its key, whether it may be null, its default."""
+    return (column.name, column.type.compile(dialect), column.primary_key, column.nullable,
+            repr(column.server_default))
+
+
 def test_the_kept_tables_are_the_classes_tables() -> None:
     """Made and read back, the copy has every class's table, column for column (names,
-    types, keys, defaults), with its indexes and constraints."""
+    SQL types on SQLite and PostgreSQL, keys, defaults), with its indexes and constraints;
+    its types are none of SQLModel's (reading it back imports neither SQLModel nor pydantic)."""
     import pickle
+
+    from sqlalchemy.dialects import postgresql, sqlite
 
     from triage.kb import models, tables
 
@@ -51,11 +60,13 @@ def test_the_kept_tables_are_the_classes_tables() -> None:
     copy = pickle.loads(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
     assert set(copy) == {n for n, c in vars(models).items() if getattr(c, "__table__", None) is not None
                          and getattr(c, "__module__", "") == models.__name__} and len(copy) >= 20
-    for name, table in made.items():
+    classes = {name: getattr(models, name).__table__ for name in made}
+    for name, table in classes.items():
         other = copy[name]
         assert other is not table and other.name == table.name
-        assert [(c.name, repr(c.type), c.primary_key, c.nullable, repr(c.server_default)) for c in other.columns] \
-            == [(c.name, repr(c.type), c.primary_key, c.nullable, repr(c.server_default)) for c in table.columns]
+        for dialect in (sqlite.dialect(), postgresql.dialect()):
+            assert [_typed(c, dialect) for c in other.columns] == [_typed(c, dialect) for c in table.columns]
+        assert not [c.name for c in other.columns if type(c.type).__module__.startswith("sqlmodel")]
         assert sorted((i.name, tuple(c.name for c in i.columns), i.unique) for i in other.indexes) \
             == sorted((i.name, tuple(c.name for c in i.columns), i.unique) for i in table.indexes)
         assert sorted(map(_said, other.constraints)) == sorted(map(_said, table.constraints))
@@ -125,3 +136,68 @@ def test_a_source_made_before_the_classes_keeps_one_table_after_them(seeded, mon
         monkeypatch.setitem(sys.modules, "triage.kb.models", defined)  # the classes defined since
         assert tables.Run is not copy["Run"]
         assert (source.fingerprint(("i", "28907609511")), source.appended(config, source._fps[config])) == expected
+
+
+def test_the_copys_column_types_bind_and_read_as_sqlmodels() -> None:
+    """The copy's text and time types (``triage.kb.coltypes``) bind and read every value as
+    SQLModel's do, on SQLite and PostgreSQL; a time without a zone is refused by both."""
+    from datetime import datetime, timedelta, timezone
+
+    import pytest
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from sqlalchemy.dialects import postgresql, sqlite
+    from sqlmodel.sql.sqltypes import AutoString, UTCDateTime
+
+    from triage.kb.coltypes import plain
+
+    dialects = (sqlite.dialect(), postgresql.dialect())
+    pairs = [(AutoString(), plain(AutoString())), (UTCDateTime(), plain(UTCDateTime()))]
+
+    def processed(kind, value, dialect):
+        bind = kind.bind_processor(dialect)
+        result = kind.result_processor(dialect, None)
+        stored = bind(value) if bind else value
+        return stored, (result(stored) if result and stored is not None else stored)
+
+    zones = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
+
+    @settings(max_examples=200, deadline=None)
+    @given(text=st.text(), when=st.datetimes(timezones=zones))
+    def same(text, when):
+        for dialect in dialects:
+            assert processed(pairs[0][1], text, dialect) == processed(pairs[0][0], text, dialect)
+            assert processed(pairs[1][1], when, dialect) == processed(pairs[1][0], when, dialect)
+
+    same()
+    for dialect in dialects:
+        assert processed(pairs[1][1], None, dialect) == processed(pairs[1][0], None, dialect) == (None, None)
+        for kind in (pairs[1][0], pairs[1][1]):
+            with pytest.raises(Exception):  # StatementError's cause, raised by either
+                processed(kind, datetime(2026, 1, 1), dialect)
+
+
+_MODULES = """
+import sys
+from triage.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    assert not e.code, e.code
+print(sorted(m for m in ("pydantic", "sqlmodel", "typer._adapters", "triage.kb.models") if m in sys.modules))
+"""
+
+
+def test_a_report_of_an_unchanged_knowledge_base_imports_neither_pydantic_nor_sqlmodel(tmp_path, seeded) -> None:
+    """The report a bot posts after every run, of a knowledge base evaluated already: its values
+    taken without typer's validators (``triage.cli.coerce``), its tables from the kept copy
+    (``triage.kb.coltypes``) and pydantic's version read from its file, it imports neither
+    pydantic nor SQLModel (a tenth of a second)."""
+    cache = str(tmp_path / "cache")
+    args = ["--db", f"sqlite:///{tmp_path / 'kb.sqlite'}", "report", "--pr", "30433", "--format", "json"]
+    runs = [subprocess.run([sys.executable, "-c", _MODULES, *args], capture_output=True, text=True, cwd=tmp_path,
+                           env={**os.environ, "TRIAGE_CACHE": cache}) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    *report, imported = runs[1].stdout.splitlines()
+    assert imported == "[]", imported
+    assert '"investigation"' in "\n".join(report)

@@ -65,12 +65,25 @@ def _tables() -> dict[str, Any]:
 
 
 def _classes_tables() -> dict[str, Any]:
-    """Each table class's name and table (the classes defined to know them)."""
+    """Each table class's name and a copy of its table (the classes defined to know them),
+    with SQLModel's column types replaced by their plain counterparts (:mod:`triage.kb.coltypes`):
+    reading the copy back imports neither SQLModel nor pydantic."""
     import importlib
 
+    from sqlalchemy import MetaData
+
+    from triage.kb.coltypes import plain
+
     module = importlib.import_module(_MODELS)
-    return {name: cls.__table__ for name, cls in vars(module).items()
-            if isinstance(cls, type) and getattr(cls, "__table__", None) is not None and cls.__module__ == _MODELS}
+    classes = {name: cls.__table__ for name, cls in vars(module).items()
+               if isinstance(cls, type) and getattr(cls, "__table__", None) is not None and cls.__module__ == _MODELS}
+    copy = MetaData(naming_convention=dict(next(iter(classes.values())).metadata.naming_convention))
+    out = {}
+    for name, table in classes.items():
+        out[name] = table.to_metadata(copy)
+        for column in out[name].columns:
+            column.type = plain(column.type)
+    return out
 
 
 class _Models:
