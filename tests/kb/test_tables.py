@@ -201,3 +201,12 @@ def test_a_report_of_an_unchanged_knowledge_base_imports_neither_pydantic_nor_sq
     *report, imported = runs[1].stdout.splitlines()
     assert imported == "[]", imported
     assert '"investigation"' in "\n".join(report)
+
+
+def test_the_kept_definitions_name_pydantics_version_as_pydantic_does() -> None:
+    """Read from pydantic's ``version.py``, without importing pydantic."""
+    import pydantic
+
+    from triage.rules.language.kept import pydantic_version
+
+    assert pydantic_version() == pydantic.VERSION

@@ -3,15 +3,14 @@
 typer (0.29) coerces every parameter of the command it runs, given or not, with a pydantic
 ``TypeAdapter`` it builds for the parameter: the first one imports pydantic's validators
 (about 0.1 s where nothing else needs pydantic, a report of an unchanged knowledge base) and
-each one builds a schema.  Most of triage's parameters are texts, lists of texts and whole
-numbers, whose values the adapter hands back as they are or as ``int`` reads them.  Those
-values are taken here as the adapter would take them: a parameter not given is None (or
-``()``), a text is itself, a list of texts a list, a number of plain digits within its
-bounds that number; a parameter of any kind not given, None (or ``()``), as typer's
-coercion makes it before it looks at the type.  Any other value (a number out of range or
-written otherwise, a value of another type, any value of another kind of parameter) goes
-to typer's own coercion, built when first needed: its errors and its readings stay typer's.  ``tests/cli/test_coerce.py`` holds the
-two to the same result on every value.
+each one builds a schema.  Here, a parameter of any kind not given is None (or ``()``), as
+typer's coercion makes it before it looks at the type; and of texts, lists of texts and
+whole numbers, the plain values are taken as the adapter takes them: a text is itself, a
+list of texts a list, a number of plain digits within its bounds that number.  Any other
+value (a number out of range or written otherwise, a value of another type, any value of
+another kind of parameter) goes to typer's own coercion, built when first needed: its
+errors and its readings stay typer's.  ``tests/cli/test_coerce.py`` holds the two to the
+same result on every value.
 """
 
 from __future__ import annotations

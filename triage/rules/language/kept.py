@@ -71,8 +71,8 @@ def pydantic_version() -> str:
     import re
 
     try:
-        spec = importlib.util.find_spec("pydantic")
-        text = Path(spec.origin).with_name("version.py").read_text(encoding="utf-8")  # type: ignore[union-attr, arg-type]
+        origin = importlib.util.find_spec("pydantic").origin  # type: ignore[union-attr]
+        text = Path(origin).with_name("version.py").read_text(encoding="utf-8")  # type: ignore[arg-type]
         return re.search(r"^VERSION = ['\"]([^'\"]+)['\"]", text, re.MULTILINE).group(1)  # type: ignore[union-attr]
     except Exception:  # another layout: ask pydantic
         from pydantic import VERSION
