@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 
 from triage.rules.engine.evaluate import Context, RunRec, SignatureInfo, combined_command, evaluate
 from tests.support.engine import BASE, BISECT, RANKING, bisect_of, img, inv, run
@@ -438,6 +439,33 @@ def test_a_count_of_repeats_in_the_thousands_is_written_with_separators():
     assert k >= 1000 and s.advice == f"run it {k - 4:,} more times (≥ {k:,} repeats; it has 4)"
     (e,) = [e for e in evidence_for(ev, "graph") if e.verdict == "inconclusive"]
     assert any(f"≥ {k:,} repeats" in x for x in e.needed)
+
+
+def test_a_cant_tell_ranks_by_the_runs_it_still_needs():
+    """A wide investigation ranked "run it 9,220,782 more times" above "run it 172 more
+    times": a can't-tell re-run was costed as one run.  It costs the runs it still needs,
+    so the recipe that needs a few more repeats comes first, even deciding fewer hypotheses."""
+    base = BASE.replace("    bad: {value: 0.878, n: 1319}\n    good: {value: 0.944, n: 1319}\n",
+                        "    bad: {value: 80}\n    good: {value: 100}\n").replace("  gate: 0.92\n", "  gate: 90\n")
+    runs = [run(str(i), "swap", v, n=None) for i, v in enumerate((-400.0, 578.0, -400.0, 578.0), 1)]
+    runs += [run("5", "eager", 92.0, n=None), run("6", "eager", 104.0, n=None)]
+    ev = evaluate(inv(runs=runs, base=base))
+    by = {s.recipe: s for s in ev.suggestions}
+    assert by["swap"].state == by["eager"].state == "can't tell yet"
+    more = {r: int(by[r].advice.split("run it ")[1].split(" ")[0].replace(",", "")) for r in ("swap", "eager")}
+    assert more["swap"] > 100 * more["eager"]
+    assert [s.recipe for s in ev.suggestions].index("eager") < [s.recipe for s in ev.suggestions].index("swap")
+    assert by["eager"].score > by["swap"].score > 0
+
+
+def test_a_cant_tell_that_needs_more_samples_costs_the_larger_run():
+    """A re-run with ten times the samples costs what ten runs of the samples it had cost."""
+    one = evaluate(inv(runs=[run("1", "eager", 0.91, n=100)]))
+    (s,) = [s for s in one.suggestions if s.recipe == "eager"]
+    n = int(s.advice.split("n ≥ ")[1].split(" ")[0].replace(",", ""))
+    fresh = evaluate(inv())  # the same recipe never run: one run of its usual cost
+    (never,) = [x for x in fresh.suggestions if x.recipe == "eager"]
+    assert s.score == pytest.approx(never.score * 100 / n, rel=1e-3)
 
 
 def test_a_confirmed_parent_makes_its_open_children_the_next_level():

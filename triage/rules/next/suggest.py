@@ -10,8 +10,10 @@ Candidates are ranked by the expected decisions per unit of cost:
              + ½ Σ w(h) over those a rule may decide in o
              + log2(R) for a bisect step (R: the points the first bad can still be)
 
-with w(h) the hypothesis's ``prior`` (default 1) and chance = 1/(1 + k) after
-k attempts in a row that gave no result (a crash, a known failure).  The
+with w(h) the hypothesis's ``prior`` (default 1), chance = 1/(1 + k) after
+k attempts in a row that gave no result (a crash, a known failure), and cost
+the recipe's, times the runs that would decide a can't-tell one
+(:func:`runs_worth`).  The
 outcomes come from a function (:func:`prediction_outcomes` by default), so a
 richer model of what a result decides can take its place.
 """
@@ -293,26 +295,38 @@ def _describe(outcomes: Sequence[Outcome]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _sample_advice(state: RecipeState, ctx: Context) -> str:
-    """How many more samples or repeats would decide a can't-tell result.
-
-    Several comparisons may each name a number (vs good, vs bad): the largest
-    decides them all."""
+def _wanted(state: RecipeState, ctx: Context) -> tuple[list[str], Optional[int], Optional[int], Sequence[int], int]:
+    """What a can't-tell recipe's comparisons ask for: advice written already (a metric's
+    n_max), the samples per run and the repeats that would decide them (None: not asked;
+    several comparisons may each name a number, vs good and vs bad: the largest decides
+    them all), the sample counts its valid runs had, and how many valid runs it has."""
     own = facts(state.recipe, ctx)
-    runs = own.valid  # its valid runs
-    beyond = [need for need in state.needed if "full benchmark" in need]  # already advice (a metric's n_max)
+    beyond = [need for need in state.needed if "full benchmark" in need]
     needs = [need for need in state.needed if need not in beyond]
     ns = [int(x.replace(",", "")) for need in needs for x in re.findall(r"n ≥ ([\d,]+)", need)]
     ks = [int(x.replace(",", "")) for need in needs for x in re.findall(r"≥ ([\d,]+) repeats", need)]
+    return beyond, max(ns, default=None), max(ks, default=None), own.valid_ns, len(own.valid)
+
+
+def runs_worth(state: RecipeState, ctx: Context) -> float:
+    """What deciding a can't-tell recipe costs, in runs like those it has: the repeats it
+    still needs, each a run of more samples (as many runs' worth as it has times the
+    samples those had) when its comparisons ask for more samples too."""
+    _, n, k, have, count = _wanted(state, ctx)
+    worth = max(1.0, n / max(have)) if n is not None and have else 1.0
+    return worth * (max(1, k - count) if k is not None else 1)
+
+
+def _sample_advice(state: RecipeState, ctx: Context) -> str:
+    """How many more samples or repeats would decide a can't-tell result."""
+    beyond, n, k, have, count = _wanted(state, ctx)
     bits = beyond[:1]
-    if ns:
-        have = own.valid_ns
+    if n is not None:
         had = f" (it had n={', '.join(str(x) for x in have)})" if have else ""
-        bits.append(f"re-run with n ≥ {max(ns):,} samples per run{had}")
-    if ks:
-        k = max(ks)
-        more = max(1, k - len(runs))
-        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''} (≥ {k:,} repeats; it has {len(runs):,})")
+        bits.append(f"re-run with n ≥ {n:,} samples per run{had}")
+    if k is not None:
+        more = max(1, k - count)
+        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''} (≥ {k:,} repeats; it has {count:,})")
     return "; ".join(bits) or "; ".join(state.needed)
 
 
@@ -350,7 +364,9 @@ def candidates(inv: Investigation, ctx: Context, statuses: Mapping[str, str], bi
         if st.state in ("run", "waiting") or not decides:
             continue
         attempts = facts(recipe.id, ctx).trailing_invalid
-        out.append(Candidate("recipe", recipe.id, decides, recipe.cost or 1.0, attempts, recipe=recipe))
+        # a can't-tell one costs the runs that would decide it, not one
+        cost = (recipe.cost or 1.0) * (runs_worth(st, ctx) if st.state == "cant-tell" else 1.0)
+        out.append(Candidate("recipe", recipe.id, decides, cost, attempts, recipe=recipe))
     for rule in inv.rules:
         if rule.hypothesis not in undecided:
             continue
