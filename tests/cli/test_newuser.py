@@ -385,3 +385,39 @@ def test_many_unnamed_configs_are_one_warning():
     assert out == ["runs under 8 configs that nothing in the rule file names: `extra0`, `extra1`, `extra2`, "
                    "`extra3`, `extra4` (+3 more)"]
     assert config_warnings(spec, [], [], [], []) == []  # before the first run: nothing
+
+
+def _conflicting(cli, tmp_path, count: int) -> str:
+    """A report whose ``count`` hypotheses each hold evidence both ways (manual evidence)."""
+    _scaffold(cli)
+    path = tmp_path / "rules" / "p99.yaml"
+    text = path.read_text()
+    extra = "".join(f"  - id: knob-{i}\n    title: Knob {i} changes the result\n" for i in range(count))
+    text = text.replace("hypotheses:\n", "hypotheses:\n" + extra, 1)
+    text += "evidence:\n" + "".join(
+        f"  - {{hypothesis: knob-{i}, verdict: {v}, because: a reading {v}, author: alice}}\n"
+        for i in range(count) for v in ("confirms", "rules_out"))
+    path.write_text(text)
+    r = cli("add-run", "--pr", "1234", "--run-id", "1", "--config", "p99-nightly", "--metric", "p99_ms=171.2",
+            "--status", "failed")
+    assert r.code == 0, r.err
+    r = cli("report", "--pr", "1234")
+    assert r.code == 0, r.err
+    return r.out
+
+
+def test_a_few_conflicting_hypotheses_get_a_line_each(cli, tmp_path):
+    body = _conflicting(cli, tmp_path, 3)
+    lines = [x for x in body.splitlines() if x.startswith("- ⚠️ **Conflicting evidence")]
+    assert lines == [f"- ⚠️ **Conflicting evidence:** Knob {i} changes the result" for i in range(3)], body[:1500]
+
+
+def test_many_conflicting_hypotheses_are_counted_in_one_line(cli, tmp_path):
+    """A wide investigation's verdict gave 29 conflicting hypotheses a line each, while it
+    counted the ruled-out ones: past five they are one line, the first five named."""
+    body = _conflicting(cli, tmp_path, 8)
+    lines = [x for x in body.splitlines() if x.startswith("- ⚠️ **Conflicting evidence")]
+    named = "; ".join(f"Knob {i} changes the result" for i in range(5))
+    assert lines == [f"- ⚠️ **Conflicting evidence (8 of 9):** {named}; and 3 more in the elimination summary"], lines
+    summary = body[body.index("### Elimination summary"):]
+    assert all(f"Knob {i} changes the result" in summary for i in range(8))

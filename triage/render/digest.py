@@ -4,8 +4,9 @@ The comment's first screen holds the verdict, the bisect answers and the
 next experiments; everything else is one click away.  This module shapes the
 view-model pieces that make that possible without repeating anything:
 
-- ``headline``: confirmed and conflicting titles, how many are ruled out,
-  the inconclusive and open ones, and the next level under a confirmed parent;
+- ``headline``: confirmed and conflicting titles (past five conflicting, one line
+  names five and counts the rest), how many are ruled out, the inconclusive and
+  open ones, and the next level under a confirmed parent;
 - ``group_warnings``: the engine's warnings with the runs they name, one
   entry per known failure (or per identical message) instead of one per run;
   excluded runs are not warnings (the runs table says why they are out);
@@ -29,6 +30,9 @@ def first_screen(body: str) -> str:
 
 #: Up to this many ruled-out hypotheses are named in the headline; more are counted.
 NAMED_RULED_OUT = 5
+#: Up to this many conflicting hypotheses get a line each in the headline; more share one,
+#: which names this many and counts the rest (the elimination summary lists them all).
+NAMED_CONFLICTING = 5
 
 
 def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: bool = False) -> dict:
@@ -41,12 +45,14 @@ def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: 
     def titles(status: str) -> list[str]:
         return [h["title"] for h in hyps if h["status"] == status]
 
-    out = titles("ruled_out")
+    out, conflicting = titles("ruled_out"), titles("conflicting")
     open_ = [h for h in hyps if h["status"] == "open"]
     return {
         "confirmed": [{"title": h["title"], "next_level": under.get(h["id"], [])}
                       for h in hyps if h["status"] == "confirmed"],
-        "conflicting": titles("conflicting"),
+        "conflicting": conflicting,
+        # past NAMED_CONFLICTING: the first ones, said in one line with a count of the rest
+        "conflicting_named": conflicting[:NAMED_CONFLICTING] if len(conflicting) > NAMED_CONFLICTING else [],
         "inconclusive": titles("inconclusive"),
         "ruled_out": len(out),
         "ruled_out_named": out if len(out) <= NAMED_RULED_OUT else [],
