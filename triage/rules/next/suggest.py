@@ -13,9 +13,9 @@ Candidates are ranked by the expected decisions per unit of cost:
 with w(h) the hypothesis's ``prior`` (default 1), chance = 1/(1 + k) after
 k attempts in a row that gave no result (a crash, a known failure), and cost
 the recipe's, times the runs that would decide a can't-tell one
-(:func:`runs_worth`).  The
-outcomes come from a function (:func:`prediction_outcomes` by default), so a
-richer model of what a result decides can take its place.
+(:func:`runs_worth`).  The outcomes come from a function
+(:func:`prediction_outcomes` by default), so a richer model of what a result
+decides can take its place.
 """
 
 from __future__ import annotations
@@ -310,8 +310,8 @@ def _wanted(state: RecipeState, ctx: Context) -> tuple[list[str], Optional[int],
 
 def runs_worth(state: RecipeState, ctx: Context) -> float:
     """What deciding a can't-tell recipe costs, in runs like those it has: the repeats it
-    still needs, each a run of more samples (as many runs' worth as it has times the
-    samples those had) when its comparisons ask for more samples too."""
+    still needs (one at least).  When its comparisons ask for more samples per run, each of
+    those runs counts as the samples it needs over the most its runs had."""
     _, n, k, have, count = _wanted(state, ctx)
     worth = max(1.0, n / max(have)) if n is not None and have else 1.0
     return worth * (max(1, k - count) if k is not None else 1)
