@@ -4,6 +4,7 @@ every command that writes creates the knowledge base, errors say what to do."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -387,23 +388,32 @@ def test_many_unnamed_configs_are_one_warning():
     assert config_warnings(spec, [], [], [], []) == []  # before the first run: nothing
 
 
-def _conflicting(cli, tmp_path, count: int) -> str:
-    """A report whose ``count`` hypotheses each hold evidence both ways (manual evidence)."""
+def _scaffolded(cli, tmp_path) -> str:
+    """The rule file ``triage init`` writes, as text to edit."""
     _scaffold(cli)
-    path = tmp_path / "rules" / "p99.yaml"
-    text = path.read_text()
-    extra = "".join(f"  - id: knob-{i}\n    title: Knob {i} changes the result\n" for i in range(count))
-    text = text.replace("hypotheses:\n", "hypotheses:\n" + extra, 1)
-    text += "evidence:\n" + "".join(
-        f"  - {{hypothesis: knob-{i}, verdict: {v}, because: a reading {v}, author: alice}}\n"
-        for i in range(count) for v in ("confirms", "rules_out"))
-    path.write_text(text)
+    return (tmp_path / "rules" / "p99.yaml").read_text()
+
+
+def _edited_report(cli, tmp_path, text: str) -> str:
+    """The report after the rule file is ``text`` and the base has a run."""
+    (tmp_path / "rules" / "p99.yaml").write_text(text)
     r = cli("add-run", "--pr", "1234", "--run-id", "1", "--config", "p99-nightly", "--metric", "p99_ms=171.2",
             "--status", "failed")
     assert r.code == 0, r.err
     r = cli("report", "--pr", "1234")
     assert r.code == 0, r.err
     return r.out
+
+
+def _conflicting(cli, tmp_path, count: int) -> str:
+    """A report whose ``count`` hypotheses each hold evidence both ways (manual evidence)."""
+    text = _scaffolded(cli, tmp_path)
+    extra = "".join(f"  - id: knob-{i}\n    title: Knob {i} changes the result\n" for i in range(count))
+    text = text.replace("hypotheses:\n", "hypotheses:\n" + extra, 1)
+    text += "evidence:\n" + "".join(
+        f"  - {{hypothesis: knob-{i}, verdict: {v}, because: a reading {v}, author: alice}}\n"
+        for i in range(count) for v in ("confirms", "rules_out"))
+    return _edited_report(cli, tmp_path, text)
 
 
 def test_a_few_conflicting_hypotheses_get_a_line_each(cli, tmp_path):
@@ -421,3 +431,57 @@ def test_many_conflicting_hypotheses_are_counted_in_one_line(cli, tmp_path):
     assert lines == [f"- ⚠️ **Conflicting evidence (8 of 9):** {named}; and 3 more in the elimination summary"], lines
     summary = body[body.index("### Elimination summary"):]
     assert all(f"Knob {i} changes the result" in summary for i in range(8))
+
+
+def _many_recipes(cli, tmp_path, count: int) -> str:
+    """A report whose ``count`` recipes are all never run, each deciding a hypothesis of its own."""
+    text = _scaffolded(cli, tmp_path)
+    text = text.replace("hypotheses:\n", "hypotheses:\n" + "".join(
+        f"  - id: knob-{i}\n    title: Knob {i}\n" for i in range(count)), 1)
+    text = text.replace("recipes:\n", "recipes:\n" + "".join(
+        f"  - id: knob-{i}-off\n    base: p99-nightly\n    vary: {{knob{i}: 'off'}}\n    tests: [knob-{i}]\n"
+        f"    predicts: {{knob-{i}: {{when: {{passes: gate}}, confirms: true}}}}\n"
+        "    run: gh workflow run nightly.yml -f configs={ids}\n" for i in range(count)), 1)
+    return _edited_report(cli, tmp_path, text)
+
+
+def _commands(text: str) -> list[str]:
+    """The shell blocks of a comment, each with its continued lines joined."""
+    return [re.sub(r" \\\n\s+", " ", b).strip() for b in re.findall(r"^```\n(.*?)^```", text, re.M | re.S)]
+
+
+def test_the_first_screen_shows_the_ten_best_suggestions_and_folds_the_rest(cli, tmp_path):
+    """A wide investigation's first screen listed 159 suggestions and a command running them
+    all.  It shows the ten best and the command that runs those; the rest are one click away,
+    numbered on, with their own command."""
+    from triage.render.digest import first_screen
+
+    body = _many_recipes(cli, tmp_path, 13)  # and the scaffold's own recipe (no `run:`): fourteen
+    screen = first_screen(body)
+    items = re.findall(r"^(\d+)\. \*\*(\S+)\*\*", screen, re.M)
+    assert [n for n, _ in items] == [str(i) for i in range(1, 11)], screen
+    shown = [name for _, name in items]
+    run = "gh workflow run nightly.yml -f configs="
+    assert _commands(screen) == [run + ",".join(x for x in shown if x.startswith("knob-"))]
+    rest = body[len(screen):]
+    assert rest.startswith("<details><summary>4 more suggestions, ranked below these</summary>"), rest[:200]
+    fold = rest[:rest.index("</details>")]
+    later = re.findall(r"^(\d+)\. \*\*(\S+)\*\*", fold, re.M)
+    assert [n for n, _ in later] == ["11", "12", "13", "14"]
+    names = [name for _, name in later]
+    assert sorted(shown + names) == sorted([f"knob-{i}-off" for i in range(13)] + ["p99-nightly-revert"])
+    assert _commands(fold) == [run + ",".join(x for x in names if x.startswith("knob-"))]
+    # as GitHub reads it: the first ten and the rest are each one ordered list, the rest's in its fold
+    from tests.support.gfm import Html, gfm
+
+    html = gfm(body)
+    assert '<ol start="11">' in html and html.count("<ol") == 2, html[:3000]
+    assert "4 more suggestions, ranked below these" in Html(html).blocks
+    r = cli("report", "--pr", "1234", "--format", "json")
+    assert len(json.loads(r.out)["suggestions"]) == 14  # the JSON report keeps them all
+
+
+def test_ten_suggestions_or_fewer_are_not_folded(cli, tmp_path):
+    body = _many_recipes(cli, tmp_path, 9)  # and the scaffold's own recipe: ten
+    assert "more suggestions" not in body
+    assert len(re.findall(r"^(\d+)\. \*\*", body, re.M)) == 10

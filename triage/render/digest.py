@@ -12,6 +12,7 @@ view-model pieces that make that possible without repeating anything:
   excluded runs are not warnings (the runs table says why they are out);
 - ``group_trees``: the tree prefix of each hypothesis among those shown with
   it (the ruled-out rows are folded away from the others);
+- ``suggested``: the suggestions' commands, for the best ones shown and the rest folded;
 - ``first_screen``: the part of a comment above its first fold.
 """
 
@@ -30,6 +31,9 @@ def first_screen(body: str) -> str:
 
 #: Up to this many ruled-out hypotheses are named in the headline; more are counted.
 NAMED_RULED_OUT = 5
+#: The comment's first screen lists this many suggestions, the best, and the command that
+#: runs them; the rest are folded below them, numbered on, with a command of their own.
+SHOWN_SUGGESTIONS = 10
 #: Up to this many conflicting hypotheses get a line each in the headline; more share one,
 #: which names this many and counts the rest (the elimination summary lists them all).
 NAMED_CONFLICTING = 5
@@ -65,6 +69,15 @@ def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: 
         "finished": finished,
         "finished_line": finished_line(bool(titles("confirmed")), runs) if finished else "",
     }
+
+
+def suggested(inv: Any, suggestions: list, command: Callable[[Any, list], Optional[str]]) -> dict:
+    """The commands the comment gives: ``command`` (a function of the investigation and some
+    suggestions) of the :data:`SHOWN_SUGGESTIONS` best, and of the rest (None for none)."""
+    if len(suggestions) <= SHOWN_SUGGESTIONS:
+        return {"command_shown": None, "command_rest": None}
+    return {"command_shown": command(inv, suggestions[:SHOWN_SUGGESTIONS]),
+            "command_rest": command(inv, suggestions[SHOWN_SUGGESTIONS:])}
 
 
 def finished_line(confirmed: bool, runs: int) -> str:

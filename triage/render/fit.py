@@ -192,6 +192,7 @@ def _render(model: dict, plan: _Plan, render: Callable[..., Optional[str]],
     if plan.minimal:
         m["hypotheses"] = [{**h, "summary": [], "not_counted": []} for h in m["hypotheses"]]
         m["bisects"], m["suggestions"], m["untested"], m["command"] = [], [], [], None
+        m["command_shown"] = m["command_rest"] = None
         m["experiments"], m["similar"], m["chart"] = [], [], None
         counts.items += len(model["warnings"]) + len(model["bisects"]) + len(model["suggestions"])
         m["warnings"] = []

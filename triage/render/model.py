@@ -129,6 +129,8 @@ def build(bundle: Any, ev: Any, *, changes: Optional[dict] = None, since: Option
         "bisects": bisects if "bisects" in made else Kept("bisects"),
         "suggestions": [_suggestion(s, short) for s in ev.suggestions],
         "command": combined_command(bundle, ev.suggestions),
+        "suggestions_shown": digest.SHOWN_SUGGESTIONS,
+        **digest.suggested(bundle, list(ev.suggestions), combined_command),
         "untested": list(ev.untested),
         "dispatched": [],  # what autopilot started, in words: dispatch_lines(), filled by the caller
         "next_level": next_level,
