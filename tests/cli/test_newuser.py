@@ -405,14 +405,16 @@ def _edited_report(cli, tmp_path, text: str) -> str:
     return r.out
 
 
-def _conflicting(cli, tmp_path, count: int) -> str:
-    """A report whose ``count`` hypotheses each hold evidence both ways (manual evidence)."""
+def _conflicting(cli, tmp_path, count: int, verdicts: tuple[str, ...] = ("confirms", "rules_out")) -> str:
+    """A report whose ``count`` hypotheses each hold manual evidence of these ``verdicts`` (both
+    ways by default: conflicting; none: open)."""
     text = _scaffolded(cli, tmp_path)
     extra = "".join(f"  - id: knob-{i}\n    title: Knob {i} changes the result\n" for i in range(count))
     text = text.replace("hypotheses:\n", "hypotheses:\n" + extra, 1)
-    text += "evidence:\n" + "".join(
-        f"  - {{hypothesis: knob-{i}, verdict: {v}, because: a reading {v}, author: alice}}\n"
-        for i in range(count) for v in ("confirms", "rules_out"))
+    if verdicts:
+        text += "evidence:\n" + "".join(
+            f"  - {{hypothesis: knob-{i}, verdict: {v}, because: a reading {v}, author: alice}}\n"
+            for i in range(count) for v in verdicts)
     return _edited_report(cli, tmp_path, text)
 
 
@@ -485,3 +487,25 @@ def test_ten_suggestions_or_fewer_are_not_folded(cli, tmp_path):
     body = _many_recipes(cli, tmp_path, 9)  # and the scaffold's own recipe: ten
     assert "more suggestions" not in body
     assert len(re.findall(r"^(\d+)\. \*\*", body, re.M)) == 10
+
+
+def test_many_open_or_inconclusive_hypotheses_are_named_five_and_counted(cli, tmp_path):
+    """A fresh wide investigation's verdict named 26 open hypotheses in one line; past five,
+    the first five are named and the rest counted, as the ruled-out and conflicting are."""
+    body = _conflicting(cli, tmp_path, 8, verdicts=())
+    (line,) = [x for x in body.splitlines() if x.startswith("- ⬜ **Open")]
+    named = "; ".join(f"Knob {i} changes the result" for i in range(5))
+    assert line == f"- ⬜ **Open (9):** {named}; and 4 more in the elimination summary", line
+
+
+def test_many_inconclusive_hypotheses_are_named_five_and_counted(cli, tmp_path):
+    body = _conflicting(cli, tmp_path, 7, verdicts=("inconclusive",))
+    (line,) = [x for x in body.splitlines() if x.startswith("- ❔ **Inconclusive")]
+    named = "; ".join(f"Knob {i} changes the result" for i in range(5))
+    assert line == f"- ❔ **Inconclusive (7):** {named}; and 2 more in the elimination summary", line
+
+
+def test_a_few_inconclusive_hypotheses_are_all_named(cli, tmp_path):
+    few = [x for x in _conflicting(cli, tmp_path, 2, verdicts=("inconclusive",)).splitlines()
+           if x.startswith("- ❔ **Inconclusive")]
+    assert few == ["- ❔ **Inconclusive:** Knob 0 changes the result; Knob 1 changes the result"], few

@@ -4,9 +4,9 @@ The comment's first screen holds the verdict, the bisect answers and the
 next experiments; everything else is one click away.  This module shapes the
 view-model pieces that make that possible without repeating anything:
 
-- ``headline``: confirmed and conflicting titles (past five conflicting, one line
-  names five and counts the rest), how many are ruled out, the inconclusive and
-  open ones, and the next level under a confirmed parent;
+- ``headline``: confirmed and conflicting titles, how many are ruled out, the
+  inconclusive and open ones (past five of a kind, five named and the rest
+  counted), and the next level under a confirmed parent;
 - ``group_warnings``: the engine's warnings with the runs they name, one
   entry per known failure (or per identical message) instead of one per run;
   excluded runs are not warnings (the runs table says why they are out);
@@ -34,9 +34,10 @@ NAMED_RULED_OUT = 5
 #: The comment's first screen lists this many suggestions, the best, and the command that
 #: runs them; the rest are folded below them, numbered on, with a command of their own.
 SHOWN_SUGGESTIONS = 10
-#: Up to this many conflicting hypotheses get a line each in the headline; more share one,
-#: which names this many and counts the rest (the elimination summary lists them all).
-NAMED_CONFLICTING = 5
+#: Up to this many conflicting, inconclusive or open hypotheses are named in the headline
+#: (each conflicting one in a line of its own); past it, one line names this many and counts
+#: the rest (the elimination summary lists them all).
+NAMED_MOST = 5
 
 
 def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: bool = False) -> dict:
@@ -49,19 +50,22 @@ def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: 
     def titles(status: str) -> list[str]:
         return [h["title"] for h in hyps if h["status"] == status]
 
-    out, conflicting = titles("ruled_out"), titles("conflicting")
+    out, conflicting, inconclusive = titles("ruled_out"), titles("conflicting"), titles("inconclusive")
     open_ = [h for h in hyps if h["status"] == "open"]
+    still = [h["title"] for h in open_ if h["id"] not in level]
     return {
         "confirmed": [{"title": h["title"], "next_level": under.get(h["id"], [])}
                       for h in hyps if h["status"] == "confirmed"],
         "conflicting": conflicting,
-        # past NAMED_CONFLICTING: the first ones, said in one line with a count of the rest
-        "conflicting_named": conflicting[:NAMED_CONFLICTING] if len(conflicting) > NAMED_CONFLICTING else [],
-        "inconclusive": titles("inconclusive"),
+        # past NAMED_MOST, the first ones of each (else empty): said with a count of the rest
+        "conflicting_named": _first(conflicting),
+        "inconclusive": inconclusive,
+        "inconclusive_named": _first(inconclusive),
         "ruled_out": len(out),
         "ruled_out_named": out if len(out) <= NAMED_RULED_OUT else [],
         "total": len(hyps),
-        "open": [h["title"] for h in open_ if h["id"] not in level],
+        "open": still,
+        "open_named": _first(still),
         "open_count": len(open_),
         "next_level": [{"parent": x["parent"], "title": x.get("title", x["parent"]),
                         "open": sum(1 for h in open_ if h["id"] in x["children"])} for x in next_level],
@@ -69,6 +73,11 @@ def headline(hyps: list[dict], next_level: list[dict], runs: int = 0, finished: 
         "finished": finished,
         "finished_line": finished_line(bool(titles("confirmed")), runs) if finished else "",
     }
+
+
+def _first(titles: list[str]) -> list[str]:
+    """The first :data:`NAMED_MOST` titles when there are more (else none: all are named)."""
+    return titles[:NAMED_MOST] if len(titles) > NAMED_MOST else []
 
 
 def suggested(inv: Any, suggestions: list, command: Callable[[Any, list], Optional[str]]) -> dict:
