@@ -509,3 +509,23 @@ def test_a_few_inconclusive_hypotheses_are_all_named(cli, tmp_path):
     few = [x for x in _conflicting(cli, tmp_path, 2, verdicts=("inconclusive",)).splitlines()
            if x.startswith("- ❔ **Inconclusive")]
     assert few == ["- ❔ **Inconclusive:** Knob 0 changes the result; Knob 1 changes the result"], few
+
+
+def test_a_comment_shortened_to_fit_keeps_its_commands_whole(cli, tmp_path):
+    """Fitting a long comment cut long texts, and with them the commands of the ten best
+    suggestions and of the rest: a command that dispatched a config cut in half."""
+    from triage.kb import store
+    from triage.render.fit import fit
+    from triage.render.report import build, to_markdown
+    from triage.rules.engine.evaluate import evaluate
+
+    _many_recipes(cli, tmp_path, 30)
+    with store.session(store.resolve_url(None)) as s:
+        bundle = store.load_bundle(s, store.find_investigation(s, 1234))
+        model = build(bundle, evaluate(bundle))
+    full = to_markdown(model)
+    fitted = fit(model, len(full) - 500)
+    assert fitted.shortened and len(fitted.body) <= len(full) - 500
+    run = "gh workflow run nightly.yml -f configs="
+    assert _commands(fitted.body) == _commands(full) == [
+        run + ",".join(f"knob-{i}-off" for i in range(10)), run + ",".join(f"knob-{i}-off" for i in range(10, 30))]

@@ -458,6 +458,17 @@ def test_a_cant_tell_ranks_by_the_runs_it_still_needs():
     assert by["eager"].score > by["swap"].score > 0
 
 
+def test_a_score_keeps_the_order_of_costs_in_the_millions():
+    """Scores were rounded to six decimals: a recipe that needs 9 million repeats tied one
+    that needs 3 million (both 0.0), and the rule file's order ranked them."""
+    from triage.rules.next.suggest import Candidate, Outcome, score
+
+    outs = [Outcome("recovers", 1.0, (("h", "confirmed"),))]
+    costs = (1.0, 1_000_000.0, 1_400_000.0, 3_000_000.0, 9_220_782.0)
+    scores = [score(Candidate("recipe", "r", ("h",), cost), outs, {}) for cost in costs]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(costs) and scores[-1] > 0
+
+
 def test_a_cant_tell_that_needs_more_samples_costs_the_larger_run():
     """A re-run with ten times the samples costs what ten runs of the samples it had cost."""
     one = evaluate(inv(runs=[run("1", "eager", 0.91, n=100)]))

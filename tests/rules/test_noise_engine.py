@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 import yaml
 
 from triage.rules.engine.context import Context
@@ -336,6 +337,10 @@ def test_suggestion_advice_within_the_benchmark_size():
     (s,) = ev.suggestions
     assert "repeats of the full benchmark" in s.advice
     assert "re-run with n ≥" not in s.advice
+    # it costs the repeats it still needs (it has one), not one run
+    k = int(s.advice.split(" repeats of the full benchmark")[0].split()[-1].replace(",", ""))
+    never = evaluate(inv(base))
+    assert k > 100 and s.score == pytest.approx(never.suggestions[0].score / (k - 1), rel=1e-6)
 
 
 def test_a_reading_without_any_noise_still_says_something():

@@ -44,7 +44,7 @@ _CAPS = ((300, 10, 50, 10), (120, 3, 10, 3), (60, 1, 3, 1))
 #: The tighter steps: a bisect's points kept on each side of its answer, a hypothesis's reasons.
 POINTS_AROUND = 3
 REASONS = 2
-_NO_CUT = frozenset({"marker", "command"})  # never cut: the marker, the command
+_NO_CUT = frozenset({"marker", "command", "command_shown", "command_rest"})  # never cut: the marker, the commands
 # Mermaid sources are blocks: kept whole, or dropped whole when longer than
 # _BLOCK_TEXTS texts of the step's length; a cut one would not parse.
 _BLOCKS = frozenset({"mermaid", "strip"})

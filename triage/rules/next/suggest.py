@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 from triage.rules.engine.context import Context, num
 from triage.rules.next.discriminate import rules_by_config, with_rules
@@ -275,7 +275,9 @@ def _value(o: Outcome, w: Mapping[str, float]) -> float:
 def score(c: Candidate, outcomes: Sequence[Outcome], w: Mapping[str, float]) -> float:
     """Expected decisions per unit of cost (see the module docstring)."""
     expected = sum(o.p * _value(o, w) for o in outcomes)
-    return round(expected / (1 + c.attempts) / (c.cost or 1.0), 6)
+    # nine significant digits: sums in another order are equal, and a cost in the millions
+    # (a can't-tell that needs millions of repeats) still ranks below one in the thousands
+    return float(f"{expected / (1 + c.attempts) / (c.cost or 1.0):.9g}")
 
 
 # --------------------------------------------------------------------------
@@ -295,38 +297,56 @@ def _describe(outcomes: Sequence[Outcome]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _wanted(state: RecipeState, ctx: Context) -> tuple[list[str], Optional[int], Optional[int], Sequence[int], int]:
-    """What a can't-tell recipe's comparisons ask for: advice written already (a metric's
-    n_max), the samples per run and the repeats that would decide them (None: not asked;
-    several comparisons may each name a number, vs good and vs bad: the largest decides
-    them all), the sample counts its valid runs had, and how many valid runs it has."""
+class _Wants(NamedTuple):
+    """What a can't-tell recipe's comparisons ask for (:func:`_wanted`)."""
+
+    beyond: list[str]  # advice written already: repeats of the full benchmark (a metric's n_max)
+    n: Optional[int]  # the samples per run that would decide them (None: not asked)
+    k: Optional[int]  # the repeats that would (None: not asked)
+    full: Optional[tuple[int, int]]  # (repeats of the full benchmark, its size) that would
+    have: Sequence[int]  # the sample counts its valid runs had
+    count: int  # how many valid runs it has
+
+
+def _wanted(state: RecipeState, ctx: Context) -> _Wants:
+    """What a can't-tell recipe's comparisons ask for; several comparisons may each name a
+    number (vs good and vs bad): the largest decides them all."""
     own = facts(state.recipe, ctx)
     beyond = [need for need in state.needed if "full benchmark" in need]
     needs = [need for need in state.needed if need not in beyond]
     ns = [int(x.replace(",", "")) for need in needs for x in re.findall(r"n ≥ ([\d,]+)", need)]
     ks = [int(x.replace(",", "")) for need in needs for x in re.findall(r"≥ ([\d,]+) repeats", need)]
-    return beyond, max(ns, default=None), max(ks, default=None), own.valid_ns, len(own.valid)
+    full = [(int(k.replace(",", "")), int(n.replace(",", ""))) for need in beyond
+            for k, n in re.findall(r"([\d,]+) repeats of the full benchmark \(n ≥ [\d,]+ beyond its ([\d,]+)\)", need)]
+    return _Wants(beyond, max(ns, default=None), max(ks, default=None), max(full, default=None), own.valid_ns,
+                  len(own.valid))
 
 
 def runs_worth(state: RecipeState, ctx: Context) -> float:
     """What deciding a can't-tell recipe costs, in runs like those it has: the repeats it
-    still needs (one at least).  When its comparisons ask for more samples per run, each of
-    those runs counts as the samples it needs over the most its runs had."""
-    _, n, k, have, count = _wanted(state, ctx)
-    worth = max(1.0, n / max(have)) if n is not None and have else 1.0
-    return worth * (max(1, k - count) if k is not None else 1)
+    still needs (one at least).  When its comparisons ask for more samples per run, or for
+    repeats of the full benchmark, each of those runs counts as the samples it needs over
+    the most its runs had."""
+    w = _wanted(state, ctx)
+    most = max(w.have) if w.have else None
+    worth = max(1.0, w.n / most) if w.n is not None and most else 1.0
+    worth *= max(1, w.k - w.count) if w.k is not None else 1
+    if w.full is not None:
+        repeats, size = w.full
+        worth = max(worth, max(1, repeats - w.count) * (max(1.0, size / most) if most else 1.0))
+    return worth
 
 
 def _sample_advice(state: RecipeState, ctx: Context) -> str:
     """How many more samples or repeats would decide a can't-tell result."""
-    beyond, n, k, have, count = _wanted(state, ctx)
-    bits = beyond[:1]
-    if n is not None:
-        had = f" (it had n={', '.join(str(x) for x in have)})" if have else ""
-        bits.append(f"re-run with n ≥ {n:,} samples per run{had}")
-    if k is not None:
-        more = max(1, k - count)
-        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''} (≥ {k:,} repeats; it has {count:,})")
+    w = _wanted(state, ctx)
+    bits = w.beyond[:1]
+    if w.n is not None:
+        had = f" (it had n={', '.join(str(x) for x in w.have)})" if w.have else ""
+        bits.append(f"re-run with n ≥ {w.n:,} samples per run{had}")
+    if w.k is not None:
+        more = max(1, w.k - w.count)
+        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''} (≥ {w.k:,} repeats; it has {w.count:,})")
     return "; ".join(bits) or "; ".join(state.needed)
 
 
