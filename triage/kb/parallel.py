@@ -251,8 +251,9 @@ def start(url: str, iid: str, configs: list[str], *, full: bool = False) -> Opti
 #: each process after it (a tenth of a second of the helper's time, a fifth of its share).
 SHARED_MODULES = ("sqlalchemy.orm", "triage.kb.db", "triage.kb.investigations", "triage.kb.pieces",
                   "triage.kb.runsource", "triage.kb.snapshot", "triage.rules.engine.evaluate",
-                  "triage.rules.engine.bisect", "triage.rules.engine.confounds", "triage.rules.engine.evidence", "triage.rules.engine.facts",
-                  "triage.rules.engine.pools", "triage.rules.next.discriminate", "triage.rules.next.suggest",
+                  "triage.rules.engine.bisect", "triage.rules.engine.confounds", "triage.rules.engine.evidence",
+                  "triage.rules.engine.facts", "triage.rules.engine.pools", "triage.rules.next.discriminate",
+                  "triage.rules.next.suggest",
                   "triage.rules.decisions.conditions", "triage.rules.decisions.readings",
                   "triage.rules.language.configcheck")
 

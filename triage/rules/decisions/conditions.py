@@ -444,6 +444,11 @@ def _compared(cond: Condition, s: Optional[_Subject]) -> Result:
     return out
 
 
+#: What :func:`_within_benchmark` writes, as the suggestions read it back: the repeats of the
+#: full benchmark, and its size.
+FULL_BENCHMARK = r"([\d,]+) repeats of the full benchmark \(n ≥ [\d,]+ beyond its ([\d,]+)\)"
+
+
 def _within_benchmark(needed: str, n_max: Optional[int]) -> str:
     """Advice that can be followed: an n beyond the benchmark's size becomes full repeats, or none."""
     import math

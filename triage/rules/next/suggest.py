@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
+from triage.rules.decisions.conditions import FULL_BENCHMARK
 from triage.rules.engine.context import Context, num
 from triage.rules.next.discriminate import rules_by_config, with_rules
 from triage.rules.engine.facts import facts
@@ -317,7 +318,7 @@ def _wanted(state: RecipeState, ctx: Context) -> _Wants:
     ns = [int(x.replace(",", "")) for need in needs for x in re.findall(r"n ≥ ([\d,]+)", need)]
     ks = [int(x.replace(",", "")) for need in needs for x in re.findall(r"≥ ([\d,]+) repeats", need)]
     full = [(int(k.replace(",", "")), int(n.replace(",", ""))) for need in beyond
-            for k, n in re.findall(r"([\d,]+) repeats of the full benchmark \(n ≥ [\d,]+ beyond its ([\d,]+)\)", need)]
+            for k, n in re.findall(FULL_BENCHMARK, need)]
     return _Wants(beyond, max(ns, default=None), max(ks, default=None), max(full, default=None), own.valid_ns,
                   len(own.valid))
 
