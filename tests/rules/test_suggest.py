@@ -71,6 +71,27 @@ def test_a_bisect_that_decides_a_hypothesis_outranks_recipes():
     assert b.score == 2.0 and b.tests == ()
 
 
+def test_a_bisect_whose_next_step_checks_an_end_is_worth_that_check():
+    """A bisect whose first bad was found next to its last good, with an end of the range not
+    checked yet, scored 0 (one point left: log2 1) and ranked below every recipe, though the
+    check of that end tells whether the range holds.  While an end is unchecked, the range
+    counts as at least two points: one bit."""
+    from tests.support.engine import bisect_of, img
+
+    for runs, end in (([img("1", "d2", 0.941), img("2", "d3", 0.879)], "d1"),  # good end unchecked
+                      ([img("2", "d2", 0.879)], "d1"),  # the last good is the unchecked good end itself
+                      ([img("1", "d1", 0.94), img("2", "d2", 0.941), img("3", "d3", 0.879)], "d5")):  # the bad end
+        ev, b = bisect_of(runs)
+        assert not b.ends_ok and b.next == end
+        (s,) = [s for s in ev.suggestions if s.kind == "bisect"]
+        assert s.score == 1.0 and s.command == f"ci run -f image={end}"
+    # a range of four points still scores its log2 4, and a finished bisect is not suggested
+    ev, b = bisect_of([])
+    assert [s.score for s in ev.suggestions if s.kind == "bisect"] == [2.0]
+    ev, b = bisect_of([img("0", "d1", 0.94), img("1", "d2", 0.941), img("2", "d3", 0.879), img("3", "d5", 0.88)])
+    assert b.done and [s for s in ev.suggestions if s.kind == "bisect"] == []
+
+
 def test_priors_weigh_hypotheses():
     base = RANKING.replace("  - {id: h1, title: One}\n", "  - {id: h1, title: One, prior: 5}\n")
     ev = evaluate(inv(base=base))

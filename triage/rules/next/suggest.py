@@ -8,7 +8,8 @@ Candidates are ranked by the expected decisions per unit of cost:
     score = chance · Σ_outcomes p(o) · value(o) / cost
     value(o) = Σ w(h) over the hypotheses o confirms or rules out
              + ½ Σ w(h) over those a rule may decide in o
-             + log2(R) for a bisect step (R: the points the first bad can still be)
+             + log2(R) for a bisect step (R: the points the first bad can still be;
+               at least 2 while its next step checks an end: whether the range holds)
 
 with w(h) the hypothesis's ``prior`` (default 1), chance = 1/(1 + k) after
 k attempts in a row that gave no result (a crash, a known failure), and cost
@@ -248,7 +249,10 @@ def _bisect_outcomes(b: BisectState, spec: Optional[BisectSpec], hyps: Sequence[
     labels = [p.label for p in b.points]
     lo = labels.index(b.last_good) if b.last_good in labels else 0
     hi = labels.index(b.first_bad) if b.first_bad in labels else len(labels) - 1
-    bits = math.log2(hi - lo) if hi - lo > 1 else 0.0
+    points = hi - lo
+    if not b.ends_ok and b.next is not None:  # its check of an end tells whether the range holds
+        points = max(points, 2)
+    bits = math.log2(points) if points > 1 else 0.0
     found = spec.decides.get("first_bad_found", {}) if spec is not None else {}
     decides = tuple((h, WORDS.get(found[h], found[h])) for h in hyps)
     return [Outcome("good", 0.5, decides, bits=bits), Outcome("bad", 0.5, decides, bits=bits)]
