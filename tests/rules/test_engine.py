@@ -427,6 +427,39 @@ def test_cant_tell_over_repeats_says_how_many_more_runs():
     assert s.advice == f"run it {k - 2} more times (≥ {k} repeats; it has 2)"
 
 
+def test_repeats_per_side_ask_for_the_other_sides_runs_too():
+    """Compared with references that are runs of a config, the comparisons needed "≥ 6 repeats
+    per side", and the advice read "run it 4 more times (≥ 6 repeats; it has 2)": four more
+    runs of the recipe alone, with the references still at two runs each, would not decide it.
+    The advice and the cost count the references' runs that are missing too."""
+    base = BASE.replace("    bad: {value: 0.878, n: 1319}\n    good: {value: 0.944, n: 1319}\n",
+                        "    bad: {config: nightly}\n    good: {config: known-good}\n").replace("  gate: 0.92\n",
+                                                                                            "  gate: 90\n")
+    refs = [run("g1", "known-good", 100.0, n=None), run("g2", "known-good", 103.0, n=None),
+            run("b1", "nightly", 80.0, n=None), run("b2", "nightly", 84.0, n=None)]
+    ev = evaluate(inv(runs=refs + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)], base=base))
+    (e,) = [e for e in evidence_for(ev, "graph") if e.verdict == "inconclusive"]
+    k = max(int(x.split("≥ ")[1].split(" ")[0]) for x in e.needed)
+    kb = min(int(x.split("≥ ")[1].split(" ")[0]) for x in e.needed)  # vs bad: a wider gap, fewer repeats
+    assert k > kb > 2 and set(e.needed) == {f"≥ {k} repeats per side; good has 2",
+                                            f"≥ {kb} repeats per side; bad has 2"}
+    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
+    assert s.advice == (f"run it {k - 2} more times, and good {k - 2} more, and bad {kb - 2} more "
+                        f"(≥ {k} repeats per side; it has 2, good has 2, bad has 2)")
+    from triage.rules.engine.context import Context
+    from triage.rules.next.suggest import runs_worth
+
+    i = inv(runs=refs + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)], base=base)
+    (st,) = [st for st in evaluate(i).recipes if st.recipe == "eager"]
+    assert runs_worth(st, Context(i)) == 2 * (k - 2) + kb - 2  # its own missing repeats, good's and bad's
+    # references with enough runs of their own: the recipe's runs alone are asked for
+    many = [run(f"g{j}", "known-good", 100.0 + j % 4, n=None) for j in range(40)]
+    many += [run(f"b{j}", "nightly", 80.0 + j % 5, n=None) for j in range(40)]
+    ev = evaluate(inv(runs=many + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)], base=base))
+    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
+    assert s.state == "can't tell yet" and ", and " not in s.advice and " has 40" not in s.advice
+
+
 def test_a_count_of_repeats_in_the_thousands_is_written_with_separators():
     """A wide investigation's suggestion read "run it 9220782 more times (≥ 9220856 repeats; it
     has 74)": the counts are written as the sample counts are, 9,220,782."""

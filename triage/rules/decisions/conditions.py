@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any, Iterable, Optional, Sequence
 
@@ -308,7 +309,26 @@ def _against(s: _Subject, target: Any, use_margin: bool = True) -> tuple[Optiona
         return None, rlabel
     c = stats.compare(s.m, ref, margin=s.margin_for(ref) if use_margin else None, tolerance=s.ctx.tolerance,
                       confidence=s.ctx.confidence)
-    return c, rlabel
+    return _other_side(c, ref, target), rlabel
+
+
+#: Advice that asks for repeats on both sides of a comparison (:func:`triage.rules.decisions.stats.compare`).
+PER_SIDE = re.compile(r"≥ ([\d,]+) repeats per side$")
+#: That advice, with the other side's runs where it has fewer (:func:`_other_side`): k, its name, its runs.
+OTHER_SIDE = r"≥ ([\d,]+) repeats per side; (.+) has ([\d,]+)$"
+
+
+def _other_side(c: stats.Comparison, ref: Measure, target: Any) -> stats.Comparison:
+    """``c``, its advice "≥ k repeats per side" saying how many runs the other side has when it
+    has fewer: the compared runs alone, repeated, would not decide it (read back by
+    :func:`triage.rules.next.suggest._wanted`)."""
+    found = PER_SIDE.search(c.needed or "")
+    if found is None or ref.fixed or ref.runs >= int(found.group(1).replace(",", "")):
+        return c
+    name = target if isinstance(target, str) else getattr(target, "config", None)
+    if not isinstance(name, str):
+        name = "the runs compared with"
+    return replace(c, needed=f"{c.needed}; {name} has {ref.runs:,}")
 
 
 def _describe(s: _Subject, c: stats.Comparison, rlabel: str) -> str:

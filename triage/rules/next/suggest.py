@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
-from triage.rules.decisions.conditions import FULL_BENCHMARK
+from triage.rules.decisions.conditions import FULL_BENCHMARK, OTHER_SIDE
 from triage.rules.engine.context import Context, num
 from triage.rules.next.discriminate import rules_by_config, with_rules
 from triage.rules.engine.facts import facts
@@ -311,6 +311,7 @@ class _Wants(NamedTuple):
     full: Optional[tuple[int, int]]  # (repeats of the full benchmark, its size) that would
     have: Sequence[int]  # the sample counts its valid runs had
     count: int  # how many valid runs it has
+    others: dict[str, tuple[int, int]]  # the other sides with fewer runs than theirs need: name -> (need, runs)
 
 
 def _wanted(state: RecipeState, ctx: Context) -> _Wants:
@@ -323,8 +324,12 @@ def _wanted(state: RecipeState, ctx: Context) -> _Wants:
     ks = [int(x.replace(",", "")) for need in needs for x in re.findall(r"≥ ([\d,]+) repeats", need)]
     full = [(int(k.replace(",", "")), int(n.replace(",", ""))) for need in beyond
             for k, n in re.findall(FULL_BENCHMARK, need)]
+    others: dict[str, tuple[int, int]] = {}
+    for need in needs:
+        for k, name, runs in re.findall(OTHER_SIDE, need):
+            others[name] = max(others.get(name, (0, 0)), (int(k.replace(",", "")), int(runs.replace(",", ""))))
     return _Wants(beyond, max(ns, default=None), max(ks, default=None), max(full, default=None), own.valid_ns,
-                  len(own.valid))
+                  len(own.valid), others)
 
 
 def runs_worth(state: RecipeState, ctx: Context) -> float:
@@ -335,7 +340,8 @@ def runs_worth(state: RecipeState, ctx: Context) -> float:
     w = _wanted(state, ctx)
     most = max(w.have) if w.have else None
     worth = max(1.0, w.n / most) if w.n is not None and most else 1.0
-    worth *= max(1, w.k - w.count) if w.k is not None else 1
+    if w.k is not None:  # its own repeats, and those of the other sides that have fewer
+        worth *= max(1, w.k - w.count) + sum(k - runs for k, runs in w.others.values())
     if w.full is not None:
         repeats, size = w.full
         worth = max(worth, max(1, repeats - w.count) * (max(1.0, size / most) if most else 1.0))
@@ -351,7 +357,11 @@ def _sample_advice(state: RecipeState, ctx: Context) -> str:
         bits.append(f"re-run with n ≥ {w.n:,} samples per run{had}")
     if w.k is not None:
         more = max(1, w.k - w.count)
-        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''} (≥ {w.k:,} repeats; it has {w.count:,})")
+        also = "".join(f", and {name} {k - runs:,} more" for name, (k, runs) in w.others.items())
+        has = "".join(f", {name} has {runs:,}" for name, (_, runs) in w.others.items())
+        each = " per side" if w.others else ""
+        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''}{also} (≥ {w.k:,} repeats{each}; "
+                    f"it has {w.count:,}{has})")
     return "; ".join(bits) or "; ".join(state.needed)
 
 
