@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import textwrap
 
 import pytest
@@ -427,37 +429,86 @@ def test_cant_tell_over_repeats_says_how_many_more_runs():
     assert s.advice == f"run it {k - 2} more times (≥ {k} repeats; it has 2)"
 
 
+REFS_OF_CONFIGS = BASE.replace("    bad: {value: 0.878, n: 1319}\n    good: {value: 0.944, n: 1319}\n",
+                               "    bad: {config: nightly}\n    good: {config: known-good}\n").replace(
+    "  gate: 0.92\n", "  gate: 90\n")
+TWO_EACH = [run("g1", "known-good", 100.0, n=None), run("g2", "known-good", 103.0, n=None),
+            run("b1", "nightly", 80.0, n=None), run("b2", "nightly", 84.0, n=None)]
+
+
+def _eager_advice(base: str, runs: list) -> tuple[Any, Any]:
+    ev = evaluate(inv(runs=runs, base=base))
+    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
+    (e,) = [e for e in evidence_for(ev, "graph") if e.verdict == "inconclusive"]
+    return s, e
+
+
+def _ks(e: Any) -> list[int]:
+    return sorted(int(x.split("≥ ")[1].split(" ")[0].replace(",", "")) for x in e.needed)
+
+
 def test_repeats_per_side_ask_for_the_other_sides_runs_too():
     """Compared with references that are runs of a config, the comparisons needed "≥ 6 repeats
     per side", and the advice read "run it 4 more times (≥ 6 repeats; it has 2)": four more
     runs of the recipe alone, with the references still at two runs each, would not decide it.
-    The advice and the cost count the references' runs that are missing too."""
-    base = BASE.replace("    bad: {value: 0.878, n: 1319}\n    good: {value: 0.944, n: 1319}\n",
-                        "    bad: {config: nightly}\n    good: {config: known-good}\n").replace("  gate: 0.92\n",
-                                                                                            "  gate: 90\n")
-    refs = [run("g1", "known-good", 100.0, n=None), run("g2", "known-good", 103.0, n=None),
-            run("b1", "nightly", 80.0, n=None), run("b2", "nightly", 84.0, n=None)]
-    ev = evaluate(inv(runs=refs + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)], base=base))
-    (e,) = [e for e in evidence_for(ev, "graph") if e.verdict == "inconclusive"]
-    k = max(int(x.split("≥ ")[1].split(" ")[0]) for x in e.needed)
-    kb = min(int(x.split("≥ ")[1].split(" ")[0]) for x in e.needed)  # vs bad: a wider gap, fewer repeats
-    assert k > kb > 2 and set(e.needed) == {f"≥ {k} repeats per side; good has 2",
-                                            f"≥ {kb} repeats per side; bad has 2"}
-    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
-    assert s.advice == (f"run it {k - 2} more times, and good {k - 2} more, and bad {kb - 2} more "
-                        f"(≥ {k} repeats per side; it has 2, good has 2, bad has 2)")
+    The advice and the cost count the references' runs that are missing too, each side with
+    the repeats its own comparison needs."""
+    runs = TWO_EACH + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)]
+    s, e = _eager_advice(REFS_OF_CONFIGS, runs)
+    kb, k = _ks(e)  # vs bad, a wider gap: fewer repeats than vs good
+    assert k > kb > 2 and set(e.needed) == {f"≥ {k} repeats per side (good has 2)",
+                                            f"≥ {kb} repeats per side (bad has 2)"}
+    assert s.advice == (f"run it {k - 2} more times (≥ {k} repeats; it has 2), and good {k - 2} more times "
+                        f"(≥ {k} repeats per side; it has 2), and bad {kb - 2} more time{'s' * (kb - 2 != 1)} "
+                        f"(≥ {kb} repeats per side; it has 2)")
     from triage.rules.engine.context import Context
     from triage.rules.next.suggest import runs_worth
 
-    i = inv(runs=refs + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)], base=base)
+    i = inv(runs=runs, base=REFS_OF_CONFIGS)
     (st,) = [st for st in evaluate(i).recipes if st.recipe == "eager"]
     assert runs_worth(st, Context(i)) == 2 * (k - 2) + kb - 2  # its own missing repeats, good's and bad's
     # references with enough runs of their own: the recipe's runs alone are asked for
     many = [run(f"g{j}", "known-good", 100.0 + j % 4, n=None) for j in range(40)]
     many += [run(f"b{j}", "nightly", 80.0 + j % 5, n=None) for j in range(40)]
-    ev = evaluate(inv(runs=many + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)], base=base))
-    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
-    assert s.state == "can't tell yet" and ", and " not in s.advice and " has 40" not in s.advice
+    s, e = _eager_advice(REFS_OF_CONFIGS, many + runs[-2:])
+    assert s.state == "can't tell yet" and s.advice.startswith("run it ") and ", and " not in s.advice
+    assert not any(" has " in x for x in e.needed)
+
+
+def test_repeats_per_side_name_only_a_side_that_more_runs_can_join():
+    """A reference that is one run (`run:`, a config's `newest:`) cannot be repeated: it is not
+    named as a side to run more of.  A recipe with enough runs of its own is asked for none."""
+    one = REFS_OF_CONFIGS.replace("good: {config: known-good}", "good: {run: g1}")
+    s, e = _eager_advice(one, TWO_EACH + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)])
+    assert "good" not in s.advice and not any("(good has" in x for x in e.needed)
+    newest = REFS_OF_CONFIGS.replace("good: {config: known-good}", "good: {config: known-good, newest: true}")
+    s, e = _eager_advice(newest, TWO_EACH + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)])
+    assert "good" not in s.advice
+    # twelve runs of its own: only the references' are missing
+    mine = [run(str(j), "eager", 92.0 + j % 7, n=None) for j in range(12)]
+    s, e = _eager_advice(REFS_OF_CONFIGS, TWO_EACH + mine)
+    assert s.state == "can't tell yet" and s.advice.startswith("run good ") and "run it" not in s.advice
+
+
+def test_repeats_per_side_name_a_selector_by_its_config_and_a_subject():
+    """A comparison with a config's runs by selector names that config; a subject's comparison
+    names its subject with the side."""
+    extra = """
+rules:
+  - id: as-nightly
+    hypothesis: graph
+    when: {config: eager, same_as: {config: nightly}}
+    then: ruled_out
+"""
+    runs = TWO_EACH + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)]
+    ev = evaluate(inv(extra, runs=runs, base=REFS_OF_CONFIGS))
+    needed = [x for e in evidence_for(ev, "graph") if e.rule == "as-nightly" for x in e.needed]
+    assert needed and all(x.endswith("(nightly has 2)") for x in needed)
+    subject = REFS_OF_CONFIGS.replace("  metric: acc\n", "  metric: acc\n  subject: model\n")
+    runs = [run(r.run_id, r.config, r.metrics["acc"][0], n=None, provenance={"model": "m1"}) for r in runs]
+    s, e = _eager_advice(subject, runs)
+    assert any(x.endswith("(good has 2) for m1") for x in e.needed)
+    assert "and good for m1 " in s.advice
 
 
 def test_a_count_of_repeats_in_the_thousands_is_written_with_separators():

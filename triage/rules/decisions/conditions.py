@@ -309,26 +309,42 @@ def _against(s: _Subject, target: Any, use_margin: bool = True) -> tuple[Optiona
         return None, rlabel
     c = stats.compare(s.m, ref, margin=s.margin_for(ref) if use_margin else None, tolerance=s.ctx.tolerance,
                       confidence=s.ctx.confidence)
-    return _other_side(c, ref, target), rlabel
+    return _other_side(c, ref, target, s.ctx), rlabel
 
 
 #: Advice that asks for repeats on both sides of a comparison (:func:`triage.rules.decisions.stats.compare`).
 PER_SIDE = re.compile(r"≥ ([\d,]+) repeats per side$")
-#: That advice, with the other side's runs where it has fewer (:func:`_other_side`): k, its name, its runs.
-OTHER_SIDE = r"≥ ([\d,]+) repeats per side; (.+) has ([\d,]+)$"
+#: That advice, with the other side's runs where it has fewer (:func:`_other_side`), and the subject
+#: it was for, if any (:mod:`triage.rules.engine.subjects`): k, the other side's name and runs, the subject.
+OTHER_SIDE = r"≥ ([\d,]+) repeats per side \((.+) has ([\d,]+)\)(?: for (.+))?$"
 
 
-def _other_side(c: stats.Comparison, ref: Measure, target: Any) -> stats.Comparison:
-    """``c``, its advice "≥ k repeats per side" saying how many runs the other side has when it
-    has fewer: the compared runs alone, repeated, would not decide it (read back by
+def _other_side(c: stats.Comparison, ref: Measure, target: Any, ctx: Context) -> stats.Comparison:
+    """``c``, its advice "≥ k repeats per side" saying how many runs the other side has when
+    that side is runs of a config, which more runs of it can join, and it has fewer: the
+    compared runs alone, repeated, would not decide it (read back by
     :func:`triage.rules.next.suggest._wanted`)."""
     found = PER_SIDE.search(c.needed or "")
     if found is None or ref.fixed or ref.runs >= int(found.group(1).replace(",", "")):
         return c
-    name = target if isinstance(target, str) else getattr(target, "config", None)
-    if not isinstance(name, str):
-        name = "the runs compared with"
-    return replace(c, needed=f"{c.needed}; {name} has {ref.runs:,}")
+    name = _repeatable(target, ctx)
+    if name is None:
+        return c
+    return replace(c, needed=f"{c.needed} ({name} has {ref.runs:,})")
+
+
+def _repeatable(target: Any, ctx: Context) -> Optional[str]:
+    """The name of what a comparison is against, if it is a config's runs that a new run of the
+    config joins: a reference of a config's runs (not its newest alone), or a selector of one
+    config by name (and provenance); None for a run, runs named by id, or several configs."""
+    if isinstance(target, str):
+        spec = ctx.spec.references.get(target)
+        return target if spec is not None and spec.config is not None and not spec.newest else None
+    config = getattr(target, "config", None)
+    if not isinstance(config, str) or getattr(target, "run", None) is not None:
+        return None
+    where = getattr(target, "provenance", None) or {}
+    return config + (f" with {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "")
 
 
 def _describe(s: _Subject, c: stats.Comparison, rlabel: str) -> str:

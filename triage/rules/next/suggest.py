@@ -326,7 +326,8 @@ def _wanted(state: RecipeState, ctx: Context) -> _Wants:
             for k, n in re.findall(FULL_BENCHMARK, need)]
     others: dict[str, tuple[int, int]] = {}
     for need in needs:
-        for k, name, runs in re.findall(OTHER_SIDE, need):
+        for k, name, runs, subject in re.findall(OTHER_SIDE, need):
+            name += f" for {subject}" if subject else ""
             others[name] = max(others.get(name, (0, 0)), (int(k.replace(",", "")), int(runs.replace(",", ""))))
     return _Wants(beyond, max(ns, default=None), max(ks, default=None), max(full, default=None), own.valid_ns,
                   len(own.valid), others)
@@ -341,7 +342,7 @@ def runs_worth(state: RecipeState, ctx: Context) -> float:
     most = max(w.have) if w.have else None
     worth = max(1.0, w.n / most) if w.n is not None and most else 1.0
     if w.k is not None:  # its own repeats, and those of the other sides that have fewer
-        worth *= max(1, w.k - w.count) + sum(k - runs for k, runs in w.others.values())
+        worth *= max(1, max(0, w.k - w.count) + sum(k - runs for k, runs in w.others.values()))
     if w.full is not None:
         repeats, size = w.full
         worth = max(worth, max(1, repeats - w.count) * (max(1.0, size / most) if most else 1.0))
@@ -356,12 +357,13 @@ def _sample_advice(state: RecipeState, ctx: Context) -> str:
         had = f" (it had n={', '.join(str(x) for x in w.have)})" if w.have else ""
         bits.append(f"re-run with n ≥ {w.n:,} samples per run{had}")
     if w.k is not None:
-        more = max(1, w.k - w.count)
-        also = "".join(f", and {name} {k - runs:,} more" for name, (k, runs) in w.others.items())
-        has = "".join(f", {name} has {runs:,}" for name, (_, runs) in w.others.items())
-        each = " per side" if w.others else ""
-        bits.append(f"run it {more:,} more time{'s' if more != 1 else ''}{also} (≥ {w.k:,} repeats{each}; "
-                    f"it has {w.count:,}{has})")
+        # its own repeats (unless it has enough and only the other sides are short), then each
+        # other side's, each with the count its comparison needs
+        runs = [("it", max(1, w.k - w.count), w.k, w.count, "")] if w.count < w.k or not w.others else []
+        runs += [(name, k - had, k, had, " per side") for name, (k, had) in w.others.items()]
+        bits.append("run " + ", and ".join(f"{who} {more:,} more time{'s' if more != 1 else ''} "
+                                           f"(≥ {k:,} repeats{each}; it has {had:,})"
+                                           for who, more, k, had, each in runs))
     return "; ".join(bits) or "; ".join(state.needed)
 
 
