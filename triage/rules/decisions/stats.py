@@ -293,13 +293,12 @@ def _sides(a: Measure, b: Measure, tolerance: Tolerance | None, z: float) -> tup
 
 
 def _band_at(sa: _Side, sb: _Side, borrowed: bool, p: float, k: int | None = None) -> float:
-    """q·SE, with ``k`` runs at least on every non-fixed side when given (a side of fewer then has
-    k, and a t side k - 1 df; a side of more keeps its own)."""
+    """q·SE, with ``k`` runs on every non-fixed side when given (t sides then have k - 1 df)."""
     def n_of(s: _Side) -> int:
-        return s.k if k is None or s.kind == "fixed" or k <= s.k else k
+        return s.k if k is None or s.kind == "fixed" else k
 
     def df_of(s: _Side) -> float:
-        return s.df if k is None or not math.isfinite(s.df) or k <= s.k else k - 1
+        return s.df if k is None or not math.isfinite(s.df) else k - 1
 
     w = [(s.var / n_of(s), df_of(s)) for s in (sa, sb) if s.var > 0]
     se2 = sum(x for x, _ in w)
