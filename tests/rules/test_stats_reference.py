@@ -21,6 +21,14 @@ def test_t_quantile_matches_scipy(p: float, df: float) -> None:
     assert t_quantile(p, df) == pytest.approx(scipy_stats.t.ppf(p, df), rel=1e-9, abs=1e-9)
 
 
+@pytest.mark.parametrize("df", [53.034517797005144])  # Welch's df of 23 runs against 9
+def test_t_quantile_whose_newton_step_is_below_a_float_step_matches_scipy(df: float) -> None:
+    """Newton's step at this df was smaller than one float step: the new point equalled the
+    old one, failed the bracket's check and was halved towards an open end (infinity), and
+    the next step took the log of 0 ("math domain error" out of a comparison)."""
+    assert t_quantile(0.975, df) == pytest.approx(scipy_stats.t.ppf(0.975, df), rel=1e-9, abs=1e-9)
+
+
 @pytest.mark.parametrize(
     ("k", "n"),
     [(0, 1), (1, 1), (0, 4), (4, 4), (1, 20), (3, 20), (7, 50), (0, 50), (50, 50),

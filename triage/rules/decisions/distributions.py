@@ -114,10 +114,10 @@ def t_quantile(p: float, df: float) -> float:
             hi = t
         step = g * sf / _t_pdf(t, df)  # the sign of g: past lo when g > 0, short of hi when g < 0
         new = t + step
+        if abs(step) <= 1e-7 * max(1.0, abs(t)):  # converged (a step below a float's leaves t as it is)
+            return new
         if not lo < new < hi:  # only below 0 (a step back from far too high): halve
             new = 0.5 * (lo + hi)
-        elif abs(step) <= 1e-7 * max(1.0, abs(t)):
-            return new
         if abs(new - t) <= 1e-14 * max(1.0, abs(t)):
             return new
         t = new
