@@ -456,10 +456,10 @@ def test_repeats_per_side_ask_for_the_other_sides_runs_too():
     runs = TWO_EACH + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)]
     s, e = _eager_advice(REFS_OF_CONFIGS, runs)
     kb, k = _ks(e)  # vs bad, a wider gap: fewer repeats than vs good
-    assert k > kb > 2 and set(e.needed) == {f"≥ {k} repeats per side (good has 2)",
-                                            f"≥ {kb} repeats per side (bad has 2)"}
-    assert s.advice == (f"run it {k - 2} more times (≥ {k} repeats; it has 2), and good {k - 2} more times "
-                        f"(≥ {k} repeats per side; it has 2), and bad {kb - 2} more time{'s' * (kb - 2 != 1)} "
+    assert k > kb > 2 and set(e.needed) == {f"≥ {k} repeats per side (known-good has 2)",
+                                            f"≥ {kb} repeats per side (nightly has 2)"}
+    assert s.advice == (f"run it {k - 2} more times (≥ {k} repeats; it has 2), and known-good {k - 2} more times "
+                        f"(≥ {k} repeats per side; it has 2), and nightly {kb - 2} more time{'s' * (kb - 2 != 1)} "
                         f"(≥ {kb} repeats per side; it has 2)")
     from triage.rules.engine.context import Context
     from triage.rules.next.suggest import runs_worth
@@ -480,14 +480,14 @@ def test_repeats_per_side_name_only_a_side_that_more_runs_can_join():
     named as a side to run more of.  A recipe with enough runs of its own is asked for none."""
     one = REFS_OF_CONFIGS.replace("good: {config: known-good}", "good: {run: g1}")
     s, e = _eager_advice(one, TWO_EACH + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)])
-    assert "good" not in s.advice and not any("(good has" in x for x in e.needed)
+    assert "known-good" not in s.advice and not any("(known-good has" in x for x in e.needed)
     newest = REFS_OF_CONFIGS.replace("good: {config: known-good}", "good: {config: known-good, newest: true}")
     s, e = _eager_advice(newest, TWO_EACH + [run("1", "eager", 92.0, n=None), run("2", "eager", 99.0, n=None)])
-    assert "good" not in s.advice
+    assert "known-good" not in s.advice
     # twelve runs of its own: only the references' are missing
     mine = [run(str(j), "eager", 92.0 + j % 7, n=None) for j in range(12)]
     s, e = _eager_advice(REFS_OF_CONFIGS, TWO_EACH + mine)
-    assert s.state == "can't tell yet" and s.advice.startswith("run good ") and "run it" not in s.advice
+    assert s.state == "can't tell yet" and s.advice.startswith("run known-good ") and "run it" not in s.advice
 
 
 def test_repeats_per_side_name_a_selector_by_its_config_and_a_subject():
@@ -504,11 +504,14 @@ rules:
     ev = evaluate(inv(extra, runs=runs, base=REFS_OF_CONFIGS))
     needed = [x for e in evidence_for(ev, "graph") if e.rule == "as-nightly" for x in e.needed]
     assert needed and all(x.endswith("(nightly has 2)") for x in needed)
+    # the same config by a selector and by the reference `bad`: one side, named and counted once
+    (s,) = [s for s in ev.suggestions if s.recipe == "eager"]
+    assert s.advice.count("nightly") == 1 and "bad" not in s.advice
     subject = REFS_OF_CONFIGS.replace("  metric: acc\n", "  metric: acc\n  subject: model\n")
     runs = [run(r.run_id, r.config, r.metrics["acc"][0], n=None, provenance={"model": "m1"}) for r in runs]
     s, e = _eager_advice(subject, runs)
-    assert any(x.endswith("(good has 2) for m1") for x in e.needed)
-    assert "and good for m1 " in s.advice
+    assert any(x.endswith("(known-good has 2) for m1") for x in e.needed)
+    assert "and known-good for m1 " in s.advice
 
 
 def test_a_count_of_repeats_in_the_thousands_is_written_with_separators():

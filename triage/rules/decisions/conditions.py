@@ -334,17 +334,21 @@ def _other_side(c: stats.Comparison, ref: Measure, target: Any, ctx: Context) ->
 
 
 def _repeatable(target: Any, ctx: Context) -> Optional[str]:
-    """The name of what a comparison is against, if it is a config's runs that a new run of the
-    config joins: a reference of a config's runs (not its newest alone), or a selector of one
-    config by name (and provenance); None for a run, runs named by id, or several configs."""
+    """The config (and provenance) of what a comparison is against, if it is a config's runs
+    that a new run of the config joins: a reference of a config's runs (not its newest alone),
+    or a selector of one config; None for a run, runs named by id, or several configs.  Named
+    by its config, the one name of the runs to add, however the rules name them."""
     if isinstance(target, str):
         spec = ctx.spec.references.get(target)
-        return target if spec is not None and spec.config is not None and not spec.newest else None
-    config = getattr(target, "config", None)
-    if not isinstance(config, str) or getattr(target, "run", None) is not None:
-        return None
-    where = getattr(target, "provenance", None) or {}
-    return config + (f" with {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "")
+        if spec is None or spec.config is None or spec.newest:
+            return None
+        config, where = spec.config, spec.where
+    else:
+        config, where = getattr(target, "config", None), getattr(target, "provenance", None) or {}
+        if not isinstance(config, str) or getattr(target, "run", None) is not None:
+            return None
+    said = ", ".join(f"{k}={'|'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in where.items())
+    return f"{config} with {said}" if said else config
 
 
 def _describe(s: _Subject, c: stats.Comparison, rlabel: str) -> str:
